@@ -1,0 +1,602 @@
+"""Op microbenchmark sweeps on one GPU: GEMM, conv, elementwise, reductions, norms, attention, RNN.
+
+    python3 -m calibration.networks.microbench --out DIR [--families gemm,conv_resnet50,...]
+        [--precisions fp32,tf32,fp16,bf16] [--max-seconds 280]
+
+Each case is timed with CUDA events around every call (or, for ops under ~100 us, around CUDA-graph
+replays of K back-to-back calls, divided by K); median / p10 / p90 of the timed calls. fp32 = TF32
+off, tf32 = TF32 on (only for the tensor-core families: gemm, bmm, conv*, sdpa, rnn), fp16/bf16 =
+tensors of that dtype. `flops` are algorithmic (FMA = 2), `bytes` compulsory (inputs read once,
+outputs written once). After each family one profiler pass counts the kernels of every case.
+Writes DIR/microbench.csv (appended per family; a case's error is recorded in its row).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from . import gpu_common
+from .gpu_common import Budget, environment, summarize, sync
+
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+TENSOR_CORE_FAMILIES = ("gemm", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
+                        "sdpa", "rnn")
+ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
+               "n_timed", "method", "n_kernels", "error")
+GRAPH_BELOW_S = 100e-6      # ops faster than this are timed as CUDA-graph replays of K calls
+TARGET_CASE_S = 0.05        # GPU time spent timing one case (after warm-up)
+
+
+@dataclass(frozen=True)
+class OpCase:
+    """One benchmark point: flops/bytes are known without torch; setup() allocates and returns fn."""
+
+    op: str
+    family: str
+    precision: str
+    params: dict = field(hash=False, compare=False)
+    flops: float
+    bytes: float
+    setup: Callable[[], Callable[[], Any]] = field(repr=False, compare=False, hash=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.op}|{self.precision}|{json.dumps(self.params, sort_keys=True)}"
+
+
+# ----------------------------------------------------------------------------- tensor helpers
+def _dtype(precision: str) -> Any:
+    import torch
+
+    return {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
+
+
+def _rand(shape: tuple[int, ...], precision: str) -> Any:
+    import torch
+
+    return torch.randn(shape, device=gpu_common.DEVICE, dtype=_dtype(precision))
+
+
+# ----------------------------------------------------------------------------- flops / bytes
+def gemm_cost(m: int, n: int, k: int, elt: int, batch: int = 1) -> tuple[float, float]:
+    return 2.0 * batch * m * n * k, float(elt * batch * (m * k + k * n + m * n))
+
+
+def conv_out(size: int, k: int, stride: int, pad: int) -> int:
+    return (size + 2 * pad - k) // stride + 1
+
+
+def conv_cost(n: int, cin: int, h: int, w: int, cout: int, k: int, stride: int, groups: int,
+              elt: int) -> tuple[float, float, int, int]:
+    pad = k // 2
+    ho, wo = conv_out(h, k, stride, pad), conv_out(w, k, stride, pad)
+    flops = 2.0 * n * cout * ho * wo * (cin // groups) * k * k
+    nbytes = elt * (n * cin * h * w + cout * (cin // groups) * k * k + n * cout * ho * wo)
+    return flops, float(nbytes), ho, wo
+
+
+def rnn_cost(kind: str, batch: int, seq: int, inp: int, hidden: int, layers: int, elt: int) -> tuple[float, float]:
+    gates = {"lstm": 4, "gru": 3}[kind]
+    flops, weights = 0.0, 0
+    for layer in range(layers):
+        i = inp if layer == 0 else hidden
+        flops += 2.0 * seq * batch * gates * hidden * (i + hidden)
+        weights += gates * hidden * (i + hidden) + 2 * gates * hidden
+    return flops, float(elt * (batch * seq * inp + weights + batch * seq * hidden))
+
+
+def sdpa_cost(b: int, h: int, s: int, d: int, causal: bool, elt: int) -> tuple[float, float]:
+    flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+    return flops, float(elt * 4 * b * h * s * d)
+
+
+# ----------------------------------------------------------------------------- case generators
+def _gemm_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    shapes = [(s, s, s) for s in (256, 512, 1024, 2048, 4096, 8192)]
+    shapes += [(m, n, k) for m in (32, 128, 512, 2048, 4096) for (k, n) in ((768, 768), (768, 3072), (3072, 768))]
+    for m, n, k in shapes:
+        def setup(m=m, n=n, k=k):
+            import torch
+
+            a, b = _rand((m, k), p), _rand((k, n), p)
+            return lambda: torch.matmul(a, b)
+        yield OpCase("matmul", "gemm", p, {"M": m, "N": n, "K": k}, *gemm_cost(m, n, k, elt), setup)
+
+
+def _bmm_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for batch in (1, 32):
+        for seq in (128, 512):
+            bh, d = batch * 12, 64
+            for name, (m, n, k) in (("qk", (seq, seq, d)), ("pv", (seq, d, seq))):
+                def setup(bh=bh, m=m, n=n, k=k):
+                    import torch
+
+                    a, b = _rand((bh, m, k), p), _rand((bh, k, n), p)
+                    return lambda: torch.bmm(a, b)
+                yield OpCase("bmm", "bmm", p, {"B": bh, "M": m, "N": n, "K": k, "kind": name},
+                             *gemm_cost(m, n, k, elt, bh), setup)
+
+
+def _conv_case(p: str, family: str, n: int, cin: int, h: int, cout: int, k: int, stride: int,
+               groups: int = 1, w: int | None = None) -> OpCase:
+    w = w or h
+    flops, nbytes, ho, wo = conv_cost(n, cin, h, w, cout, k, stride, groups, ELT_BYTES[p])
+
+    def setup():
+        import torch.nn.functional as F
+
+        x, wt = _rand((n, cin, h, w), p), _rand((cout, cin // groups, k, k), p)
+        return lambda: F.conv2d(x, wt, None, stride, k // 2, 1, groups)
+    params = {"N": n, "C": cin, "H": h, "W": w, "K": cout, "R": k, "S": k, "stride": stride, "pad": k // 2,
+              "groups": groups, "Ho": ho, "Wo": wo}
+    return OpCase("conv2d", family, p, params, flops, nbytes, setup)
+
+
+# (Cin, H, Cout, k, stride) of the distinct ResNet-50 convolutions at 224x224 (torchvision v1.5)
+RESNET50_CONVS = (
+    (3, 224, 64, 7, 2),
+    (64, 56, 64, 1, 1), (64, 56, 64, 3, 1), (64, 56, 256, 1, 1), (256, 56, 64, 1, 1),
+    (256, 56, 128, 1, 1), (128, 56, 128, 3, 2), (128, 28, 512, 1, 1), (256, 56, 512, 1, 2),
+    (512, 28, 128, 1, 1), (128, 28, 128, 3, 1),
+    (512, 28, 256, 1, 1), (256, 28, 256, 3, 2), (256, 14, 1024, 1, 1), (512, 28, 1024, 1, 2),
+    (1024, 14, 256, 1, 1), (256, 14, 256, 3, 1),
+    (1024, 14, 512, 1, 1), (512, 14, 512, 3, 2), (512, 7, 2048, 1, 1), (1024, 14, 2048, 1, 2),
+    (2048, 7, 512, 1, 1), (512, 7, 512, 3, 1),
+)
+# (C, H, k, stride): MobileNetV3 / EfficientNet-like depthwise convolutions
+DEPTHWISE_CONVS = ((32, 112, 3, 1), (96, 112, 3, 2), (144, 56, 3, 1), (144, 56, 5, 2), (240, 28, 5, 1),
+                   (480, 14, 3, 1), (672, 14, 5, 2), (960, 7, 5, 1))
+# (C, H, groups, stride): RegNetY-1.6GF-like grouped 3x3 convolutions (group width 24)
+GROUPED_CONVS = ((48, 56, 2, 1), (120, 28, 5, 1), (336, 14, 14, 1), (888, 7, 37, 1), (120, 56, 5, 2))
+
+
+def _conv_resnet50_cases(p: str) -> Iterator[OpCase]:
+    for n in (1, 32):
+        for cin, h, cout, k, s in RESNET50_CONVS:
+            yield _conv_case(p, "conv_resnet50", n, cin, h, cout, k, s)
+
+
+def _conv_depthwise_cases(p: str) -> Iterator[OpCase]:
+    for n in (1, 32):
+        for c, h, k, s in DEPTHWISE_CONVS:
+            yield _conv_case(p, "conv_depthwise", n, c, h, c, k, s, groups=c)
+
+
+def _conv_grouped_cases(p: str) -> Iterator[OpCase]:
+    for n in (1, 32):
+        for c, h, g, s in GROUPED_CONVS:
+            yield _conv_case(p, "conv_grouped", n, c, h, c, 3, s, groups=g)
+
+
+def _conv_sweep_cases(p: str) -> Iterator[OpCase]:
+    """The time-based-roofline conv2d sweep: input 112x112x64, batch 16/32/64, kernel 3/7/9,
+    filters 64-512, stride 1-3 (fp32 and fp16 only, as in the study)."""
+    if p not in ("fp32", "fp16"):
+        return
+    for n in (16, 32, 64):
+        for k in (3, 7, 9):
+            for cout in (64, 128, 256, 512):
+                for s in (1, 2, 3):
+                    yield _conv_case(p, "conv_sweep", n, 64, 112, cout, k, s)
+
+
+ELEMENTWISE_SIZES_BYTES = tuple(int(m * 10 ** e) for e in range(3, 10) for m in (1, 3) if m * 10 ** e <= 1e9)
+UNARY_FLOPS = {"relu": 1, "gelu": 8}        # per element; gelu (erf form) counted as ~8 operations
+BINARY_FLOPS = {"add": 1, "mul": 1}
+
+
+def _elementwise_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for size in ELEMENTWISE_SIZES_BYTES:
+        n = max(1, size // elt)
+        for op, f in UNARY_FLOPS.items():
+            def setup(n=n, op=op):
+                import torch
+
+                x = _rand((n,), p)
+                fn = {"relu": torch.relu, "gelu": torch.nn.functional.gelu}[op]
+                return lambda: fn(x)
+            yield OpCase(op, "elementwise", p, {"n": n, "tensor_bytes": n * elt}, float(f * n), 2.0 * n * elt, setup)
+        for op, f in BINARY_FLOPS.items():
+            def setup(n=n, op=op):
+                import torch
+
+                x, y = _rand((n,), p), _rand((n,), p)
+                fn = {"add": torch.add, "mul": torch.mul}[op]
+                return lambda: fn(x, y)
+            yield OpCase(op, "elementwise", p, {"n": n, "tensor_bytes": n * elt}, float(f * n), 3.0 * n * elt, setup)
+
+
+def _reduction_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for size in (10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7, 10 ** 8, 10 ** 9):
+        n = size // elt
+        for kind, cols in (("rows", 1024), ("all", None)):
+            rows = n // cols if cols else 1
+            c = cols or n
+
+            def setup(rows=rows, c=c, kind=kind):
+                import torch
+
+                x = _rand((rows, c), p)
+                return (lambda: torch.sum(x, dim=-1)) if kind == "rows" else (lambda: torch.sum(x))
+            yield OpCase("sum", "reduction", p, {"rows": rows, "cols": c, "dim": "last" if cols else "all"},
+                         float(rows * c), float(elt * (rows * c + rows)), setup)
+
+
+def _softmax_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    shapes = [(b * 12 * s, s) for b in (1, 32) for s in (128, 512)] + [(1, 1000), (32, 1000), (4096, 30522)]
+    for rows, cols in shapes:
+        def setup(rows=rows, cols=cols):
+            import torch
+
+            x = _rand((rows, cols), p)
+            return lambda: torch.softmax(x, dim=-1)
+        yield OpCase("softmax", "softmax", p, {"rows": rows, "cols": cols}, 5.0 * rows * cols,
+                     2.0 * elt * rows * cols, setup)
+
+
+def _norm_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for n, c, h in ((1, 64, 112), (32, 64, 112), (32, 256, 56), (32, 512, 28), (32, 2048, 7), (1, 256, 56)):
+        numel = n * c * h * h
+
+        def setup(n=n, c=c, h=h):
+            import torch.nn.functional as F
+
+            x = _rand((n, c, h, h), p)
+            mean, var, w, b = (_rand((c,), p).abs() + 0.5 for _ in range(4))
+            return lambda: F.batch_norm(x, mean, var, w, b, training=False)
+        yield OpCase("batch_norm", "norm", p, {"N": n, "C": c, "H": h, "W": h}, 4.0 * numel,
+                     float(elt * (2 * numel + 4 * c)), setup)
+    for tokens, d in ((128, 768), (4096, 768), (4096, 1024), (32 * 197, 768), (8192, 4096)):
+        def setup(tokens=tokens, d=d):
+            import torch.nn.functional as F
+
+            x, w, b = _rand((tokens, d), p), _rand((d,), p), _rand((d,), p)
+            return lambda: F.layer_norm(x, (d,), w, b)
+        yield OpCase("layer_norm", "norm", p, {"tokens": tokens, "D": d}, 8.0 * tokens * d,
+                     float(elt * (2 * tokens * d + 2 * d)), setup)
+    for n, c, h, g in ((1, 256, 64, 32), (32, 256, 64, 32), (8, 512, 32, 32)):
+        numel = n * c * h * h
+
+        def setup(n=n, c=c, h=h, g=g):
+            import torch.nn.functional as F
+
+            x, w, b = _rand((n, c, h, h), p), _rand((c,), p), _rand((c,), p)
+            return lambda: F.group_norm(x, g, w, b)
+        yield OpCase("group_norm", "norm", p, {"N": n, "C": c, "H": h, "W": h, "groups": g}, 8.0 * numel,
+                     float(elt * (2 * numel + 2 * c)), setup)
+
+
+def _pool_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for n in (1, 32):
+        c, h = 64, 112
+        ho = conv_out(h, 3, 2, 1)
+
+        def setup(n=n):
+            import torch.nn.functional as F
+
+            x = _rand((n, c, h, h), p)
+            return lambda: F.max_pool2d(x, 3, 2, 1)
+        yield OpCase("max_pool2d", "pool", p, {"N": n, "C": c, "H": h, "W": h, "k": 3, "stride": 2},
+                     float(n * c * ho * ho * 9), float(elt * n * c * (h * h + ho * ho)), setup)
+        for c2, h2 in ((2048, 7), (1280, 7), (768, 14)):
+            def setup(n=n, c2=c2, h2=h2):
+                import torch.nn.functional as F
+
+                x = _rand((n, c2, h2, h2), p)
+                return lambda: F.adaptive_avg_pool2d(x, 1)
+            yield OpCase("global_avg_pool", "pool", p, {"N": n, "C": c2, "H": h2, "W": h2},
+                         float(n * c2 * h2 * h2), float(elt * n * c2 * (h2 * h2 + 1)), setup)
+
+
+def _resize_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for n in (1, 8):
+        for mode, c, h, scale in (("bilinear", 21, 64, 8), ("bilinear", 256, 64, 2), ("nearest", 256, 32, 2)):
+            ho = h * scale
+            out = n * c * ho * ho
+
+            def setup(n=n, mode=mode, c=c, h=h, ho=ho):
+                import torch.nn.functional as F
+
+                x = _rand((n, c, h, h), p)
+                kw = {"align_corners": False} if mode == "bilinear" else {}
+                return lambda: F.interpolate(x, size=(ho, ho), mode=mode, **kw)
+            yield OpCase(f"resize_{mode}", "resize", p, {"N": n, "C": c, "H": h, "W": h, "Ho": ho, "Wo": ho},
+                         float((8 if mode == "bilinear" else 0) * out), float(elt * (n * c * h * h + out)), setup)
+
+
+def _transpose_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    cases = [("nchw_to_nhwc", (1, 64, 112, 112), (0, 2, 3, 1)), ("nchw_to_nhwc", (32, 64, 112, 112), (0, 2, 3, 1)),
+             ("nchw_to_nhwc", (32, 256, 56, 56), (0, 2, 3, 1)), ("bshd_to_bhsd", (32, 128, 12, 64), (0, 2, 1, 3)),
+             ("bshd_to_bhsd", (1, 128, 12, 64), (0, 2, 1, 3)), ("2d_transpose", (4096, 4096), (1, 0))]
+    for kind, shape, perm in cases:
+        numel = math.prod(shape)
+
+        def setup(shape=shape, perm=perm):
+            x = _rand(shape, p)
+            return lambda: x.permute(*perm).contiguous()
+        yield OpCase("permute_contiguous", "transpose", p, {"shape": list(shape), "perm": list(perm), "kind": kind},
+                     0.0, 2.0 * elt * numel, setup)
+
+
+def _sdpa_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for b in (1, 32):
+        for s in (128, 512, 1024):
+            for causal in (False, True):
+                h, d = 12, 64
+
+                def setup(b=b, s=s, causal=causal, h=h, d=d):
+                    import torch.nn.functional as F
+
+                    q, k, v = (_rand((b, h, s, d), p) for _ in range(3))
+                    return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                yield OpCase("sdpa", "sdpa", p, {"B": b, "H": h, "S": s, "D": d, "causal": causal},
+                             *sdpa_cost(b, h, s, d, causal, elt), setup)
+
+
+def _rnn_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    configs = [("lstm", b, 64, 256, 512, layers) for b in (1, 32, 64) for layers in (1, 2)]
+    configs += [("gru", b, 100, 80, 768, 2) for b in (1, 32)] + [("lstm", 32, 128, 1024, 1024, 1)]
+    for kind, b, seq, inp, hid, layers in configs:
+        def setup(kind=kind, b=b, seq=seq, inp=inp, hid=hid, layers=layers):
+            import torch
+
+            cls = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}[kind]
+            mod = cls(inp, hid, num_layers=layers, batch_first=True).to(device=gpu_common.DEVICE, dtype=_dtype(p)).eval()
+            mod.flatten_parameters()
+            x = _rand((b, seq, inp), p)
+            return lambda: mod(x)
+        yield OpCase(kind, "rnn", p, {"batch": b, "seq": seq, "input": inp, "hidden": hid, "layers": layers},
+                     *rnn_cost(kind, b, seq, inp, hid, layers, elt), setup)
+
+
+FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
+    "gemm": _gemm_cases, "bmm": _bmm_cases, "conv_resnet50": _conv_resnet50_cases,
+    "conv_depthwise": _conv_depthwise_cases, "conv_grouped": _conv_grouped_cases,
+    "elementwise": _elementwise_cases, "reduction": _reduction_cases, "softmax": _softmax_cases,
+    "norm": _norm_cases, "pool": _pool_cases, "resize": _resize_cases, "transpose": _transpose_cases,
+    "sdpa": _sdpa_cases, "rnn": _rnn_cases, "conv_sweep": _conv_sweep_cases,
+}
+
+
+def enumerate_cases(families: tuple[str, ...], precisions: tuple[str, ...]) -> list[OpCase]:
+    """All cases, family-major; tf32 only for tensor-core families (elsewhere identical to fp32)."""
+    out = []
+    for fam in families:
+        for p in precisions:
+            if p == "tf32" and fam not in TENSOR_CORE_FAMILIES:
+                continue
+            out.extend(FAMILIES[fam](p))
+    return out
+
+
+def subsample(cases: list[OpCase], limit: int) -> list[OpCase]:
+    """At most `limit` evenly spaced cases (all when limit <= 0)."""
+    if limit <= 0 or len(cases) <= limit:
+        return cases
+    step = len(cases) / limit
+    return [cases[int(i * step)] for i in range(limit)]
+
+
+# ----------------------------------------------------------------------------- timing
+@dataclass
+class CaseTiming:
+    time_s: float = math.nan
+    p10_s: float = math.nan
+    p90_s: float = math.nan
+    n_timed: int = 0
+    method: str = ""
+    n_kernels: int | None = None
+    error: str = ""
+
+
+def time_case(fn: Callable[[], Any], target_s: float = TARGET_CASE_S, max_iters: int = 50) -> CaseTiming:
+    """Median per-call GPU time of fn: events per call, or CUDA-graph replays of K calls for tiny ops."""
+    from .gpu_common import capture_graph, time_each
+
+    fn()
+    sync()
+    est = summarize(time_each(fn, 3))["median_s"]
+    if est < GRAPH_BELOW_S:
+        k = max(1, min(50, int(math.ceil(2 * GRAPH_BELOW_S / max(est, 1e-7)))))
+        try:
+            def calls():
+                for _ in range(k):
+                    fn()
+            graph, _ = capture_graph(calls, warmup=1)
+            n = int(max(10, min(max_iters, target_s / max(est * k, 1e-7))))
+            times = [t / k for t in time_each(graph.replay, n)]
+            st = summarize(times)
+            return CaseTiming(st["median_s"], st["p10_s"], st["p90_s"], n, f"graph_x{k}")
+        except Exception:  # noqa: BLE001 - not capturable: fall back to events per call
+            sync()
+    n = int(max(5, min(max_iters, target_s / max(est, 1e-7))))
+    st = summarize(time_each(fn, n))
+    return CaseTiming(st["median_s"], st["p10_s"], st["p90_s"], n, "events")
+
+
+def count_kernels(setups: list[tuple[int, Callable[[], Any]]]) -> dict[int, int]:
+    """One profiler pass: kernels launched by one call of each fn (keyed by case index)."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    from .kernel_table import enclosing_range, is_memop, launched_kernels
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for idx, fn in setups:
+            with record_function(f"case::{idx}"):
+                fn()
+        sync()
+    counts = {idx: 0 for idx, _ in setups}
+    for op, name, _dur, _start in launched_kernels(prof):
+        rng = enclosing_range(op, "case::")
+        if rng is not None and not is_memop(name):
+            counts[int(rng.split("::")[1])] += 1
+    return counts
+
+
+def _short(exc: BaseException) -> str:
+    msg = f"{type(exc).__name__}: {exc}"
+    return msg[:300]
+
+
+def run_family(cases: list[OpCase], budget: Budget, count: bool) -> list[dict]:
+    """Time every case of one family (errors per case recorded), then count kernels in one pass."""
+    import torch
+
+    from .gpu_common import set_precision_flags
+
+    rows, fns, held_bytes = [], [], 0.0
+    for idx, case in enumerate(cases):
+        row = {"op": case.op, "family": case.family, "precision": case.precision,
+               "params": json.dumps(case.params, separators=(",", ":")), "flops": case.flops,
+               "bytes": case.bytes}
+        if budget.over():
+            row.update(error="skipped: over budget")
+            rows.append(row)
+            continue
+        try:
+            set_precision_flags(case.precision)
+            with torch.inference_mode():
+                fn = case.setup()
+                t = time_case(fn)
+            row.update(time_s=t.time_s, p10_s=t.p10_s, p90_s=t.p90_s, n_timed=t.n_timed, method=t.method)
+            if count:
+                fns.append((idx, case.precision, fn))
+                held_bytes += case.bytes
+        except Exception as exc:  # noqa: BLE001
+            row.update(error=_short(exc))
+            if "out of memory" in str(exc).lower():
+                torch.cuda.empty_cache()
+        rows.append(row)
+        if count and (len(fns) >= 40 or held_bytes > 16e9):   # bound what the count pass holds
+            _count_into(rows, fns)
+            fns, held_bytes = [], 0.0
+    if count and fns:
+        _count_into(rows, fns)
+    torch.cuda.empty_cache()
+    return rows
+
+
+def _count_into(rows: list[dict], fns: list[tuple[int, str, Callable[[], Any]]]) -> None:
+    import torch
+
+    from .gpu_common import set_precision_flags
+
+    by_prec: dict[str, list[tuple[int, Callable[[], Any]]]] = {}
+    for idx, prec, fn in fns:
+        by_prec.setdefault(prec, []).append((idx, fn))
+    for prec, items in by_prec.items():
+        try:
+            set_precision_flags(prec)
+            with torch.inference_mode():
+                for idx, n in count_kernels(items).items():
+                    rows[idx]["n_kernels"] = n
+        except Exception as exc:  # noqa: BLE001
+            for idx, _ in items:
+                rows[idx]["error"] = (rows[idx].get("error", "") + f" [count] {_short(exc)}").strip()
+
+
+def append_csv(path: Path, rows: list[dict]) -> None:
+    new = not path.exists()
+    with path.open("a", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        if new:
+            w.writeheader()
+        w.writerows(rows)
+
+
+def summary_table(rows: list[dict]) -> str:
+    """Per family x precision: cases, errors, best achieved TFLOP/s and TB/s."""
+    agg: dict[tuple[str, str], dict[str, float]] = {}
+    for r in rows:
+        a = agg.setdefault((r["family"], r["precision"]), {"n": 0, "err": 0, "tflops": 0.0, "tbs": 0.0, "sum_s": 0.0})
+        a["n"] += 1
+        t = r.get("time_s")
+        if r.get("error") or not t or not math.isfinite(t):
+            a["err"] += 1
+            continue
+        a["tflops"] = max(a["tflops"], r["flops"] / t / 1e12)
+        a["tbs"] = max(a["tbs"], r["bytes"] / t / 1e12)
+        a["sum_s"] += t
+    lines = [f"{'family':15s} {'prec':4s} {'cases':>5s} {'err':>4s} {'maxTFLOP/s':>10s} {'maxTB/s':>8s}"]
+    for (fam, p), a in agg.items():
+        lines.append(f"{fam:15s} {p:4s} {a['n']:5d} {a['err']:4d} {a['tflops']:10.1f} {a['tbs']:8.2f}")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python3 -m calibration.networks.microbench", description=__doc__.split("\n")[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--families", default=",".join(FAMILIES), help="comma list of: " + ",".join(FAMILIES))
+    p.add_argument("--precisions", default=",".join(PRECISIONS))
+    p.add_argument("--max-seconds", type=float, default=0.0, help="stop cleanly after this (0 = no limit)")
+    p.add_argument("--no-kernel-count", action="store_true", help="skip the profiler pass per family")
+    p.add_argument("--per-family-limit", type=int, default=0,
+                   help="time at most N evenly spaced cases per family (0 = all; for smoke tests)")
+    p.add_argument("--list", action="store_true", help="print the case count per family and exit")
+    p.add_argument("--dry-run-cpu", action="store_true", help="exercise the code on CPU (numbers meaningless)")
+    a = p.parse_args(argv)
+    a.families = tuple(t.strip() for t in a.families.split(",") if t.strip())
+    a.precisions = tuple(t.strip() for t in a.precisions.split(",") if t.strip())
+    bad = [f for f in a.families if f not in FAMILIES] + [x for x in a.precisions if x not in PRECISIONS]
+    if bad:
+        p.error(f"unknown families/precisions: {bad}")
+    return a
+
+
+def main(argv: list[str] | None = None) -> int:
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    a = parse_args(argv)
+    if a.list:
+        for fam in a.families:
+            print(f"{fam:15s} {len(enumerate_cases((fam,), a.precisions)):5d}")
+        return 0
+    import torch
+
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path = out / "microbench.csv"
+    csv_path.unlink(missing_ok=True)
+    command = " ".join(["python3", "-m", "calibration.networks.microbench", *(argv if argv is not None else sys.argv[1:])])
+    gpu_common.use_device("cpu" if a.dry_run_cpu else "cuda")
+    if not a.dry_run_cpu and not torch.cuda.is_available():
+        print("ERROR: CUDA not available")
+        return 1
+    (out / "microbench_env.json").write_text(json.dumps(environment(command), indent=1, default=str))
+    budget = Budget(a.max_seconds)
+    all_rows: list[dict] = []
+    for fam in a.families:
+        cases = subsample(enumerate_cases((fam,), a.precisions), a.per_family_limit)
+        t0 = time.perf_counter()
+        rows = run_family(cases, budget, count=not a.no_kernel_count)
+        append_csv(csv_path, rows)
+        all_rows += rows
+        print(f"  {fam:15s} {len(rows):4d} cases {time.perf_counter() - t0:6.1f}s  "
+              f"errors {sum(1 for r in rows if r.get('error'))}", flush=True)
+    print(summary_table(all_rows))
+    print(f"elapsed {budget.elapsed_s():.0f} s, {len(all_rows)} rows -> {csv_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

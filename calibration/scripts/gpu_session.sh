@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One GPU-machine session: run the named stages, each time-limited, writing under $OUT; then tar them.
+# Usage (repo root on the GPU machine): bash calibration/scripts/gpu_session.sh STAGE [STAGE ...]
+# Stages: env export ert timing microbench ncu   (export runs in the background on the CPUs)
+set -u
+: "${OUT:?set OUT}"
+export PYTHONUNBUFFERED=1
+stamp() { echo "[$(date -u +%H:%M:%S)] $*"; }
+bg_pid=""
+for stage in "$@"; do
+  case "$stage" in
+    env)
+      stamp "env probe"; timeout 120 bash calibration/scripts/env_probe.sh "$OUT/env" ;;
+    export)
+      stamp "export (background)"
+      ( timeout 420 bash calibration/networks/run_export.sh --max-seconds 360 --dynamo-timeout-s 200 \
+          > "$OUT/export_summary.txt" 2>&1 ) & bg_pid=$! ;;
+    ert)
+      stamp "ert"; mkdir -p "$OUT/ert"
+      timeout 240 python3 -m calibration.ert --out "$OUT/ert/h200.json" > "$OUT/ert/log.txt" 2>&1
+      stamp "ert rc=$?"; tail -n 30 "$OUT/ert/log.txt" ;;
+    timing)
+      stamp "timing"; mkdir -p "$OUT/timing"
+      timeout "${TIMING_TIMEOUT:-330}" python3 -m calibration.networks.timing --out "$OUT/timing" \
+          --max-seconds "${TIMING_BUDGET:-300}" > "$OUT/timing/log.txt" 2>&1
+      stamp "timing rc=$?"; tail -n 25 "$OUT/timing/log.txt" ;;
+    microbench)
+      stamp "microbench"; mkdir -p "$OUT/micro"
+      timeout "${MICRO_TIMEOUT:-300}" python3 -m calibration.networks.microbench --out "$OUT/micro" \
+          --max-seconds "${MICRO_BUDGET:-270}" > "$OUT/micro/log.txt" 2>&1
+      stamp "microbench rc=$?"; tail -n 15 "$OUT/micro/log.txt" ;;
+    ncu)
+      stamp "ncu smoke"; mkdir -p "$OUT/ncu"
+      timeout 200 python3 -m calibration.ncu.collect --plan calibration/ncu/plans/smoke.json --out "$OUT/ncu/smoke" \
+          > "$OUT/ncu/smoke_log.txt" 2>&1; stamp "ncu smoke rc=$?"; tail -n 8 "$OUT/ncu/smoke_log.txt"
+      stamp "ncu samples"
+      timeout "${NCU_TIMEOUT:-410}" python3 -m calibration.ncu.collect --plan calibration/ncu/plans/h200_samples.json \
+          --out "$OUT/ncu/samples" > "$OUT/ncu/samples_log.txt" 2>&1; stamp "ncu rc=$?"; tail -n 15 "$OUT/ncu/samples_log.txt" ;;
+    ncu-samples)
+      stamp "ncu samples"; mkdir -p "$OUT/ncu"
+      timeout "${NCU_TIMEOUT:-540}" python3 -m calibration.ncu.collect --plan calibration/ncu/plans/h200_samples.json \
+          --listing calibration/data/h200/env/query_metrics_gh100.txt \
+          --out "$OUT/ncu/samples" > "$OUT/ncu/samples_log.txt" 2>&1; stamp "ncu rc=$?"; tail -n 15 "$OUT/ncu/samples_log.txt" ;;
+    *) echo "unknown stage $stage" ;;
+  esac
+done
+if [ -n "$bg_pid" ]; then stamp "waiting for export"; wait "$bg_pid"; cat "$OUT/export_summary.txt" | tail -n 40; fi
+cd "$OUT" && ls export_* >/dev/null 2>&1 && tar -czf export_meta.tar.gz export_* && rm -f export_*.txt export_*.json
+for d in env ert timing micro ncu; do [ -d "$d" ] && tar -czf "$d.tar.gz" "$d" && rm -rf "$d"; done
+stamp "done: $(ls "$OUT" | tr '\n' ' ')"

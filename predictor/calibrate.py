@@ -1,0 +1,32 @@
+"""Turning a costed op into a predicted time: the pluggable calibration step.
+
+``Uncalibrated`` is the pure hierarchical roofline with the launch-overhead floor. Fitted
+calibrations (efficiency per op class, hidden kernels) implement the same ``predict_op``.
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+from .machine.profile import MachineProfile
+from .precision import PrecisionPolicy
+from .roofline import bound_of, level_times_s
+from .types import Node, OpCost, OpPrediction, frozen_map
+
+
+class Calibration(Protocol):
+    name: str
+
+    def predict_op(self, node: Node, cost: OpCost, profile: MachineProfile,
+                   policy: PrecisionPolicy) -> OpPrediction: ...
+
+
+class Uncalibrated:
+    """Roofline at 100% of every ceiling; each kernel costs at least the eager launch overhead."""
+
+    name = "uncalibrated"
+
+    def predict_op(self, node: Node, cost: OpCost, profile: MachineProfile,
+                   policy: PrecisionPolicy) -> OpPrediction:
+        times = level_times_s(cost, profile, profile.launch_overhead_s)
+        t, bound = bound_of(times)
+        return OpPrediction(cost=cost, time_s=t, bound=bound, level_time_s=frozen_map(times), efficiency=1.0)

@@ -1,0 +1,199 @@
+"""Fitted calibration: achieved efficiency per op class and precision, fixed costs, hidden kernels.
+
+Per kernel of a node of class C at precision P (parameters fitted on H200 measurements):
+
+    t = t0[C,P] + max( sum_units FLOPs / (peak x eff_compute[C,P] x wave_eff),
+                       max_levels bytes_level / (BW_level x eff_memory[C,P]) )
+
+``wave_eff`` (GEMM/conv only) is the share of SMs busy in the last wave of 128x128 output tiles.
+Hidden kernels the runtime adds to a node (layout transforms around NCHW convolutions at 16-bit
+precision, casts) are costed as memory-bound copies of the node's input/output bytes. The network time
+is the sum over kernels plus the inter-kernel gap of a CUDA-graph replay. Ignores: kernel overlap across
+streams, clock changes, data-dependent speed (zeros run faster than random data).
+The file is plain JSON with provenance; nothing in it is executed.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Mapping
+
+from .graph.opclass import op_class
+from .machine.profile import MachineProfile
+from .precision import PrecisionPolicy
+from .roofline import bound_of, level_times_s
+from .types import Bound, MemLevel, Node, OpCost, OpPrediction, PredictorError, Unit, frozen_map
+
+SCHEMA_VERSION = 1
+TILE = 128
+
+
+@dataclass(frozen=True)
+class ClassParams:
+    t0_s: float
+    eff_compute: float
+    eff_memory: float
+
+
+@dataclass(frozen=True)
+class HiddenKernel:
+    kind: str  # e.g. "layout", "cast"
+    count: float  # kernels per node on average (fitted from the kernel-to-op mapping)
+    bytes_of: str  # "input", "output" or "io": which tensors it moves (read + write)
+
+
+def wave_efficiency(tiles: int, sm_count: int) -> float:
+    if tiles <= 0:
+        return 1.0
+    waves = math.ceil(tiles / sm_count)
+    return tiles / (waves * sm_count)
+
+
+def gemm_tiles(gemm: tuple[int, int, int, int] | None) -> int:
+    if gemm is None:
+        return 0
+    b, m, n, _ = gemm
+    return b * math.ceil(m / TILE) * math.ceil(n / TILE)
+
+
+class FittedCalibration:
+    """Implements the Calibration protocol of predictor.calibrate from a fitted parameter file."""
+
+    def __init__(self, doc: Mapping[str, Any], source: str = "<calibration>", transferred_from: str | None = None):
+        self.doc = doc
+        self.source = source
+        self.gpu = str(doc["gpu"])
+        self.transferred_from = transferred_from
+        self.kernel_gap_s = float(doc["kernel_gap_s"])
+        self.host = {k: float(v) for k, v in doc.get("host_dispatch_s", {}).items()}
+        self.classes = {c: {p: ClassParams(**v) for p, v in by_p.items()} for c, by_p in doc["classes"].items()}
+        self.hidden = {op: {p: [HiddenKernel(**h) for h in hs] for p, hs in by_p.items()}
+                       for op, by_p in doc.get("hidden_kernels", {}).items()}
+        name = f"fitted:{self.gpu}"
+        self.name = name if transferred_from is None else f"{name} (transferred to another GPU)"
+
+    # ------------------------------------------------------------------------------------------
+    def params(self, cls: str, precision: str) -> ClassParams:
+        by_p = self.classes.get(cls) or self.classes["default"]
+        return by_p.get(precision) or by_p.get("*") or self.classes["default"]["*"]
+
+    def _kernel_time(self, cost: OpCost, profile: MachineProfile, prm: ClassParams, kernels: int,
+                     wave: float) -> tuple[float, dict[str, float]]:
+        ideal = level_times_s(cost, profile, 0.0)
+        comp = ideal["compute"] / (prm.eff_compute * wave) if ideal["compute"] else 0.0
+        mem = {lv.value: ideal[lv.value] / prm.eff_memory for lv in MemLevel}
+        times = {"compute": comp, **mem, "latency": kernels * prm.t0_s}
+        body = max([comp] + list(mem.values()))
+        return kernels * prm.t0_s + body, times
+
+    def predict_op(self, node: Node, cost: OpCost, profile: MachineProfile,
+                   policy: PrecisionPolicy) -> OpPrediction:
+        ideal_times = level_times_s(cost, profile, profile.kernel_gap_s)
+        ideal, _ = bound_of(ideal_times)
+        if cost.kernels == 0:
+            return OpPrediction(cost=cost, time_s=0.0, bound=Bound.LATENCY,
+                                level_time_s=frozen_map(ideal_times), efficiency=1.0)
+        cls = op_class(node.op_type)
+        prm = self.params(cls, policy.name)
+        wave = wave_efficiency(gemm_tiles(cost.work.gemm), profile.sm_count) if cost.work.gemm else 1.0
+        t, times = self._kernel_time(cost, profile, prm, cost.kernels, wave)
+        extra_names, extra_t = [], 0.0
+        for h in self.hidden.get(node.op_type, {}).get(policy.name, []):
+            moved = _hidden_bytes(cost, h.bytes_of)
+            hp = self.params(h.kind, policy.name)
+            extra_t += h.count * (hp.t0_s + moved / (profile.bandwidth(MemLevel.HBM) * hp.eff_memory))
+            extra_names.append(f"{h.kind} x{h.count:g}")
+        n_kernels = cost.kernels + sum(h.count for h in self.hidden.get(node.op_type, {}).get(policy.name, []))
+        total = t + extra_t + n_kernels * self.kernel_gap_s
+        bound = _bound(times)
+        return OpPrediction(cost=cost, time_s=total, bound=bound, level_time_s=frozen_map(times),
+                            efficiency=min(ideal / total, 1.0) if total > 0 else 1.0,
+                            extra_kernels=tuple(extra_names), extra_time_s=extra_t)
+
+    def eager_time_s(self, preds: list[OpPrediction], n_host_ops: int) -> float:
+        """GPU time when the host issues kernels one by one: each kernel starts no earlier than its launch.
+
+        Host issue times: ``host_dispatch_s.kernel`` per kernel and ``host_dispatch_s.op`` per node that
+        launches none (views, shape ops). Ignores: the host running ahead across a whole network, CPU jitter.
+        """
+        per_kernel = self.host.get("kernel", 0.0)
+        per_op = self.host.get("op", 0.0)
+        host = gpu = 0.0
+        for p in preds:
+            if p.cost.kernels == 0:
+                host += per_op
+                continue
+            kernels = p.cost.kernels + len(p.extra_kernels)
+            host += kernels * per_kernel
+            gpu = max(gpu, host) + p.time_s
+        return max(gpu, host)
+
+
+def _bound(times: dict[str, float]) -> Bound:
+    body = {k: v for k, v in times.items() if k != "latency"}
+    key = max(body, key=body.get)
+    if times["latency"] > body[key]:
+        return Bound.LATENCY
+    return Bound.COMPUTE if key == "compute" else Bound(key)
+
+
+def _hidden_bytes(cost: OpCost, bytes_of: str) -> float:
+    w = cost.work
+    data_in = sum(v for k, v in w.input_bytes.items()) - w.weight_bytes
+    if bytes_of == "input":
+        return 2.0 * max(data_in, 0.0)
+    if bytes_of == "output":
+        return 2.0 * w.bytes_written
+    return 2.0 * (max(data_in, 0.0) + w.bytes_written)
+
+
+def parse_calibration(doc: Any, where: str) -> dict:
+    if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
+        raise PredictorError(f"calibration {where}: field 'schema_version' must be {SCHEMA_VERSION}")
+    for field in ("gpu", "kernel_gap_s", "classes"):
+        if field not in doc:
+            raise PredictorError(f"calibration {where}: field '{field}' is missing")
+    classes = doc["classes"]
+    if not isinstance(classes, dict) or "default" not in classes or "*" not in classes.get("default", {}):
+        raise PredictorError(f"calibration {where}: field 'classes' needs a 'default' class with a '*' entry")
+    for c, by_p in classes.items():
+        if not isinstance(by_p, dict):
+            raise PredictorError(f"calibration {where}: field 'classes.{c}' must be an object by precision")
+        for p, v in by_p.items():
+            for k in ("t0_s", "eff_compute", "eff_memory"):
+                x = v.get(k) if isinstance(v, dict) else None
+                if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
+                    raise PredictorError(f"calibration {where}: field 'classes.{c}.{p}.{k}' must be a positive number")
+    gap = doc["kernel_gap_s"]
+    if isinstance(gap, bool) or not isinstance(gap, (int, float)) or not math.isfinite(gap) or gap < 0:
+        raise PredictorError(f"calibration {where}: field 'kernel_gap_s' must be a non-negative number")
+    return doc
+
+
+def bundled_calibration(profile: MachineProfile) -> FittedCalibration | None:
+    """The bundled fit for this GPU, or the H200 fit transferred to it; None when no fit is bundled."""
+    files = {e.name for e in resources.files("predictor").joinpath("data").iterdir()} \
+        if resources.files("predictor").joinpath("data").is_dir() else set()
+    own = f"calibration_{profile.name}.json"
+    name = own if own in files else ("calibration_h200.json" if "calibration_h200.json" in files else None)
+    if name is None:
+        return None
+    doc = parse_calibration(json.loads(resources.files("predictor").joinpath("data", name).read_text()), name)
+    transferred = None if name == own else doc["gpu"]
+    return FittedCalibration(doc, name, transferred)
+
+
+def load_calibration(path: str) -> FittedCalibration:
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise PredictorError(f"cannot read calibration {path}: {e.strerror}") from None
+    except ValueError as e:
+        raise PredictorError(f"calibration {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
+    return FittedCalibration(parse_calibration(doc, path), path)
+
+
+__all__ = ["FittedCalibration", "bundled_calibration", "load_calibration", "parse_calibration", "Unit"]

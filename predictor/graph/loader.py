@@ -1,0 +1,421 @@
+"""Load an ONNX file into a typed graph without reading weights.
+
+Steps: parse the protobuf (external data is never loaded, so a missing ``.data`` file is fine);
+inline local functions (the dynamo exporter nests them); bind symbolic input dimensions
+(``batch`` = the leading symbolic dim of every graph input, ``shapes`` = whole input shapes);
+run ONNX shape inference with data propagation; then fold small integer tensors (shape arithmetic)
+and fill the shapes ONNX could not infer with our own shape functions, re-running inference until
+nothing changes. The result is a frozen :class:`Graph` of :class:`Node` with typed tensors.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Mapping
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+from ..types import Node, PredictorError, TensorInfo, frozen_map
+from . import shapes as shape_fns
+from .protoscan import read_model_bytes
+from .scopes import node_scope
+
+MAX_CONST_ELEMS = 4096  # integer tensors up to this size are tracked by value (shapes, axes, pads)
+MAX_DIM = 2**40  # a dimension above this is rejected as absurd
+MAX_INFER_ROUNDS = 4
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A loaded network: nodes in topological order with typed tensors."""
+
+    name: str
+    path: str
+    opset: int
+    nodes: tuple[Node, ...]
+    inputs: tuple[TensorInfo, ...]
+    outputs: tuple[TensorInfo, ...]
+    producer: str = ""
+    input_bindings: Mapping[str, tuple[int, ...]] = field(default_factory=frozen_map)
+
+    @cached_property
+    def digraph(self):
+        """networkx DiGraph: one vertex per node name (attribute ``node``), an edge per tensor."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        producer: dict[str, str] = {}
+        for n in self.nodes:
+            g.add_node(n.name, node=n)
+            for t in n.outputs:
+                if t.name:
+                    producer[t.name] = n.name
+        for n in self.nodes:
+            for t in n.inputs:
+                if t is not None and t.name in producer:
+                    g.add_edge(producer[t.name], n.name, tensor=t)
+        return g
+
+
+_DTYPE_NAMES = {"float": "float32", "double": "float64"}
+
+
+def dtype_name(elem_type: int) -> str:
+    try:
+        name = TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return "unknown"
+    return _DTYPE_NAMES.get(name, name)
+
+
+def read_model(path: str) -> onnx.ModelProto:
+    """Parse an ONNX file (weights stay on disk); every failure becomes a one-line PredictorError."""
+    if not os.path.exists(path):
+        raise PredictorError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise PredictorError(f"{path} is a directory, not an ONNX file")
+    if os.path.getsize(path) == 0:
+        raise PredictorError(f"{path} is empty, not an ONNX model")
+    try:
+        data = read_model_bytes(path, MAX_CONST_ELEMS)
+    except OSError as e:
+        raise PredictorError(f"cannot read {path}: {e.strerror}") from None
+    except ValueError as e:
+        raise PredictorError(f"{path} is not a valid ONNX model ({e})") from None
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except Exception:
+        raise PredictorError(f"{path} is not a valid ONNX model (corrupt or truncated protobuf)") from None
+    if not model.HasField("graph") or len(model.graph.node) == 0:
+        raise PredictorError(f"{path} holds no ONNX graph with nodes (not an ONNX model, or empty)")
+    if not model.opset_import or not model.graph.output:
+        # opset_import is serialised after the graph: a file cut at a field boundary parses but lacks it
+        raise PredictorError(f"{path} is not a complete ONNX model (no opset import or no graph outputs: truncated?)")
+    return model
+
+
+def opset_of(model: onnx.ModelProto) -> int:
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return int(imp.version)
+    return 0
+
+
+def load(path: str, batch: int | None = None, shapes: Mapping[str, tuple[int, ...]] | None = None) -> Graph:
+    """Load ``path`` and bind its symbolic dims; see the module docstring."""
+    model = read_model(path)
+    return load_model_proto(model, batch=batch, shapes=shapes, path=path)
+
+
+def load_model_proto(model: onnx.ModelProto, batch: int | None = None,
+                     shapes: Mapping[str, tuple[int, ...]] | None = None, path: str = "<memory>") -> Graph:
+    if model.functions:
+        model = _inline(model)
+    opset = opset_of(model)
+    if opset and not 7 <= opset <= 30:
+        raise PredictorError(f"unsupported default-domain opset {opset}")
+    init_names = {t.name for t in model.graph.initializer}
+    bindings = _bind_inputs(model, batch, dict(shapes or {}), init_names)
+    _check_graph(model)
+    consts = _initial_consts(model)
+    _drop_weight_data(model)
+    model = _infer(model)
+    for _ in range(MAX_INFER_ROUNDS):
+        infos = _collect_infos(model)
+        added = _complete_shapes(model, infos, consts)
+        if not added:
+            break
+        _record_value_info(model, added)
+        model = _infer(model)
+    infos = _collect_infos(model)
+    _complete_shapes(model, infos, consts)  # fold constants for the final pass too
+    nodes = _build_nodes(model, infos, consts)
+    g = model.graph
+    return Graph(
+        name=g.name or os.path.basename(path),
+        path=path,
+        opset=opset,
+        nodes=nodes,
+        inputs=tuple(infos[i.name] for i in g.input if i.name not in init_names),
+        outputs=tuple(infos.get(o.name, TensorInfo(o.name, "unknown", None)) for o in g.output),
+        producer=f"{model.producer_name} {model.producer_version}".strip(),
+        input_bindings=frozen_map(bindings),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+def _inline(model: onnx.ModelProto) -> onnx.ModelProto:
+    try:
+        from onnx import inliner
+    except ImportError as e:  # onnx < 1.16
+        raise PredictorError("this model nests ONNX functions; inlining them needs onnx >= 1.16") from e
+    try:
+        return inliner.inline_local_functions(model)
+    except Exception as e:
+        raise PredictorError(f"cannot inline the model's local functions: {_one_line(e)}") from None
+
+
+def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]:
+    graph_inputs = [i for i in model.graph.input if i.name not in init_names]
+    names = {i.name for i in graph_inputs}
+    for name in shapes:
+        if name not in names:
+            raise PredictorError(
+                f"--shape names unknown input '{name}' (inputs: {', '.join(sorted(names)) or 'none'})")
+    bound: dict[str, tuple[int, ...]] = {}
+    for inp in graph_inputs:
+        tt = inp.type.tensor_type
+        if not inp.type.HasField("tensor_type") or not tt.HasField("shape"):
+            if inp.name in shapes:
+                dims = shapes[inp.name]
+            else:
+                raise PredictorError(
+                    f"input '{inp.name}' has no shape; bind it with --shape {inp.name}=D1,D2,...")
+        elif inp.name in shapes:
+            dims = shapes[inp.name]
+            if len(dims) != len(tt.shape.dim):
+                raise PredictorError(
+                    f"--shape {inp.name} gives {len(dims)} dims but the input has {len(tt.shape.dim)}")
+        else:
+            dims = []
+            for k, d in enumerate(tt.shape.dim):
+                if d.HasField("dim_value") and d.dim_value > 0:
+                    dims.append(int(d.dim_value))
+                elif k == 0:
+                    dims.append(1 if batch is None else batch)
+                else:
+                    sym = d.dim_param or "?"
+                    raise PredictorError(
+                        f"input '{inp.name}' has unbound symbolic dimension '{sym}' at axis {k}; "
+                        f"bind it with --shape {inp.name}=" + ",".join(
+                            str(x.dim_value) if x.HasField("dim_value") else ("N" if j == 0 else sym)
+                            for j, x in enumerate(tt.shape.dim)))
+        for d in dims:
+            if d <= 0 or d > MAX_DIM:
+                raise PredictorError(f"input '{inp.name}': dimension {d} out of range (1..2**40)")
+        tt.elem_type = tt.elem_type or TensorProto.FLOAT
+        tt.shape.ClearField("dim")
+        for d in dims:
+            tt.shape.dim.add().dim_value = int(d)
+        bound[inp.name] = tuple(int(d) for d in dims)
+    # value_info and outputs may carry stale symbolic dims from the exporter: let inference redo them
+    del model.graph.value_info[:]
+    for o in model.graph.output:
+        if o.type.HasField("tensor_type"):
+            o.type.tensor_type.ClearField("shape")
+    return bound
+
+
+def _check_graph(model: onnx.ModelProto) -> None:
+    """Reject graphs whose nodes read tensors nothing produces or that contain a cycle."""
+    g = model.graph
+    known = {i.name for i in g.input} | {t.name for t in g.initializer} | {""}
+    produced_by: dict[str, int] = {}
+    for k, n in enumerate(g.node):
+        for o in n.output:
+            if o:
+                produced_by[o] = k
+    for n in g.node:
+        for i in n.input:
+            if i not in known and i not in produced_by:
+                raise PredictorError(
+                    f"node '{n.name or n.op_type}' reads tensor '{i}' that no node, input or initializer produces")
+    order = _topo_order(g)
+    if order is None:
+        raise PredictorError("the graph contains a cycle")
+    if order != list(range(len(g.node))):
+        nodes = [g.node[k] for k in order]
+        del g.node[:]
+        g.node.extend(nodes)
+
+
+def _topo_order(g) -> list[int] | None:
+    produced_by: dict[str, int] = {}
+    for k, n in enumerate(g.node):
+        for o in n.output:
+            if o:
+                produced_by[o] = k
+    indeg = [0] * len(g.node)
+    users: list[list[int]] = [[] for _ in g.node]
+    for k, n in enumerate(g.node):
+        deps = {produced_by[i] for i in n.input if i in produced_by}
+        indeg[k] = len(deps)
+        for d in deps:
+            users[d].append(k)
+    ready = [k for k in range(len(g.node)) if indeg[k] == 0]
+    ready.reverse()
+    order: list[int] = []
+    while ready:
+        k = ready.pop()
+        order.append(k)
+        for u in reversed(users[k]):
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                ready.append(u)
+    return order if len(order) == len(g.node) else None
+
+
+def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
+    try:
+        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+    except Exception:
+        # inference gives up on some malformed graphs; our own shape functions still run
+        return model
+
+
+def _collect_infos(model: onnx.ModelProto) -> dict[str, TensorInfo]:
+    infos: dict[str, TensorInfo] = {}
+    g = model.graph
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        infos[vi.name] = _info_from_value_info(vi)
+    for t in g.initializer:
+        infos[t.name] = TensorInfo(t.name, dtype_name(t.data_type), tuple(int(d) for d in t.dims))
+    return infos
+
+
+def _info_from_value_info(vi) -> TensorInfo:
+    if not vi.type.HasField("tensor_type"):
+        return TensorInfo(vi.name, "unknown", None)
+    tt = vi.type.tensor_type
+    dtype = dtype_name(tt.elem_type) if tt.elem_type else "unknown"
+    if not tt.HasField("shape"):
+        return TensorInfo(vi.name, dtype, None)
+    dims = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value") and d.dim_value >= 0:
+            dims.append(int(d.dim_value))
+        else:
+            return TensorInfo(vi.name, dtype, None)
+    return TensorInfo(vi.name, dtype, tuple(dims))
+
+
+def _initial_consts(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """Small integer/float tensors stored inside the graph (never external data)."""
+    from onnx import numpy_helper
+
+    consts: dict[str, np.ndarray] = {}
+    for t in model.graph.initializer:
+        if _is_external(t) or int(np.prod(t.dims, dtype=np.int64)) > MAX_CONST_ELEMS:
+            continue
+        try:
+            consts[t.name] = numpy_helper.to_array(t)
+        except Exception:
+            continue
+    return consts
+
+
+_DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+def _drop_weight_data(model: onnx.ModelProto) -> None:
+    """Forget the values of large initializers stored inside the file: only their dims and type matter,
+    and shape inference would otherwise copy them on every round."""
+    for t in model.graph.initializer:
+        if int(np.prod(t.dims, dtype=np.int64)) > MAX_CONST_ELEMS and not _is_external(t):
+            for f in _DATA_FIELDS:
+                t.ClearField(f)
+
+
+def _is_external(t) -> bool:
+    return t.data_location == TensorProto.EXTERNAL or any(e.key == "location" for e in t.external_data)
+
+
+def _complete_shapes(model, infos: dict[str, TensorInfo], consts: dict[str, np.ndarray]) -> dict[str, TensorInfo]:
+    """Fold small constants and fill unknown output shapes; returns the newly known tensors."""
+    added: dict[str, TensorInfo] = {}
+    for n in model.graph.node:
+        ins = [infos.get(i) if i else None for i in n.input]
+        vals = [consts.get(i) if i else None for i in n.input]
+        try:
+            out_vals = shape_fns.fold(n, vals, ins)
+        except Exception:
+            out_vals = None
+        if out_vals is not None:
+            for name, v in zip(n.output, out_vals):
+                if name and v is not None and v.size <= MAX_CONST_ELEMS:
+                    consts[name] = v
+        for k, name in enumerate(n.output):
+            if not name:
+                continue
+            cur = infos.get(name)
+            if cur is not None and cur.shape is not None:
+                continue
+            shape = None
+            dtype = cur.dtype if cur is not None else "unknown"
+            if name in consts:
+                shape = tuple(int(d) for d in consts[name].shape)
+                dtype = str(consts[name].dtype) if dtype == "unknown" else dtype
+            else:
+                try:
+                    shape = shape_fns.infer(n, ins, vals, k)
+                except Exception:
+                    shape = None
+            if shape is not None and all(0 <= d <= MAX_DIM for d in shape):
+                if dtype == "unknown":
+                    dtype = shape_fns.output_dtype(n, ins)
+                info = TensorInfo(name, dtype, tuple(int(d) for d in shape))
+                infos[name] = info
+                added[name] = info
+    return added
+
+
+_NP_TO_ONNX = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "float64": TensorProto.DOUBLE,
+               "bfloat16": TensorProto.BFLOAT16, "int64": TensorProto.INT64, "int32": TensorProto.INT32,
+               "int8": TensorProto.INT8, "uint8": TensorProto.UINT8, "bool": TensorProto.BOOL}
+
+
+def _record_value_info(model, added: dict[str, TensorInfo]) -> None:
+    from onnx import helper
+
+    outputs = {o.name for o in model.graph.output}
+    for name, info in added.items():
+        if name in outputs:
+            continue
+        elem = _NP_TO_ONNX.get(info.dtype, TensorProto.FLOAT)
+        model.graph.value_info.append(helper.make_tensor_value_info(name, elem, list(info.shape)))
+
+
+def _attrs(n) -> dict:
+    from onnx import helper
+
+    out = {}
+    for a in n.attribute:
+        if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+            out[a.name] = "<subgraph>"
+        elif a.type in (onnx.AttributeProto.TENSOR, onnx.AttributeProto.SPARSE_TENSOR):
+            out[a.name] = "<tensor>"
+        else:
+            v = helper.get_attribute_value(a)
+            if isinstance(v, bytes):
+                v = v.decode(errors="replace")
+            elif isinstance(v, list):
+                v = tuple(x.decode(errors="replace") if isinstance(x, bytes) else x for x in v)
+            out[a.name] = v
+    return out
+
+
+def _build_nodes(model, infos, consts) -> tuple[Node, ...]:
+    nodes = []
+    seen: set[str] = set()
+    for k, n in enumerate(model.graph.node):
+        name = n.name or f"{n.op_type}_{k}"
+        if name in seen:
+            name = f"{name}#{k}"
+        seen.add(name)
+        ins = tuple((infos.get(i) or TensorInfo(i, "unknown", None)) if i else None for i in n.input)
+        outs = tuple(infos.get(o) or TensorInfo(o, "unknown", None) for o in n.output)
+        known = {i: tuple(consts[i].reshape(-1).tolist()) for i in n.input
+                 if i in consts and consts[i].dtype.kind in "iub"}
+        meta = {p.key: p.value for p in n.metadata_props} if n.metadata_props else None
+        nodes.append(Node(name=name, op_type=n.op_type, domain=n.domain, inputs=ins, outputs=outs,
+                          attrs=frozen_map(_attrs(n)), const_inputs=frozen_map(known),
+                          scope=node_scope(n.name, meta)))
+    return tuple(nodes)
+
+
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split())[:300]

@@ -1,0 +1,223 @@
+"""Data movement: Concat, Split, Slice, Gather(-Elements/-ND), Scatter(-ND/-Elements), Transpose,
+Pad, Tile, Expand, DepthToSpace, SpaceToDepth, CumSum, CumProd, Range, Trilu, OneHot, NonZero, TopK.
+
+Policy: each op is the one copy kernel its ONNX semantics imply (0 FLOPs unless it computes), with
+these exceptions and overrides:
+
+* Free (0 kernels): nodes whose inputs are all load-time constants (shape arithmetic on small int
+  tensors, which PyTorch holds as Python ints); a Slice/Split/Expand whose output equals its input;
+  a Transpose that only moves size-1 dims (a view in PyTorch).
+* Views in PyTorch that are counted as one copy here: Slice and Split (``x[:, :n]``, ``split`` are
+  views and the consumer then reads strided memory), Transpose (``permute`` is a view; the copy
+  happens in the consumer's ``.contiguous()``/``reshape``, which is a free Reshape here, so the pair
+  totals one copy either way), Expand (a stride-0 view in PyTorch; the ONNX op materialises it).
+  NB: consumers that take strided operands directly (cuBLAS transposes, split q/k/v) make these
+  copies disappear in eager; a view-elimination pass would have to remove them.
+* Bytes read: Slice and Gather-family ops read only the elements they copy (out_numel elements of
+  the data input, plus the indices), not their whole data input (an embedding lookup reads the
+  gathered rows, not the table). Expand and Tile read their input once.
+* Several kernels: Pad(constant) = fill + copy (``constant_pad_nd``); Scatter* = clone + scatter;
+  CumSum/CumProd reverse = flip + scan + flip, exclusive = scan + subtract; OneHot = min and max
+  checks, zeros, scatter (4); NonZero = count, select, transpose (3; plus a device->host sync);
+  TopK = select + sort of the k results (2 when ``sorted`` and k > 1).
+"""
+from __future__ import annotations
+
+from ...types import OpWork
+from ..context import OpContext, ShapeUnknown
+from ..registry import register
+from ._common import (INT64_BYTES, host_constant, in_elem_bytes, input_reads, inputs_bytes, prod, str_attr,
+                      with_input_reads, work_plan)
+
+
+@register("Concat")
+def concat(ctx: OpContext) -> OpWork:
+    """torch.cat: 1 kernel, 0 FLOPs, compulsory bytes; free when folded shape arithmetic."""
+    if host_constant(ctx):
+        return ctx.free_view()
+    return ctx.work()
+
+
+@register("Split")
+def split(ctx: OpContext) -> OpWork:
+    """1 copy kernel writing every output (NB: views in PyTorch); reads the input once."""
+    if host_constant(ctx) or (len(ctx.node.outputs) == 1 and ctx.out_shape(0) == ctx.in_shape(0)):
+        return ctx.free_view()
+    return ctx.work()
+
+
+@register("Slice")
+def slice_(ctx: OpContext) -> OpWork:
+    """1 copy kernel (NB: a view in PyTorch) reading only the sliced elements; free if a no-op."""
+    if host_constant(ctx) or ctx.out_shape() == ctx.in_shape(0):
+        return ctx.free_view()
+    others = inputs_bytes(ctx, range(1, ctx.n_inputs))
+    sliced = ctx.out_bytes()
+    return with_input_reads(ctx.work(bytes_read=sliced + others), input_reads(ctx, {0: sliced}))
+
+
+def _gather_work(ctx: OpContext, data_idx: int = 0) -> OpWork:
+    """Reads the indices and out_numel elements of the data input; writes the output."""
+    if host_constant(ctx):
+        return ctx.free_view()
+    others = inputs_bytes(ctx, [i for i in range(ctx.n_inputs) if i != data_idx])
+    gathered = ctx.out_numel() * in_elem_bytes(ctx, data_idx)
+    return with_input_reads(ctx.work(bytes_read=gathered + others), input_reads(ctx, {data_idx: gathered}))
+
+
+@register("Gather")
+def gather(ctx: OpContext) -> OpWork:
+    """index_select / embedding: 1 kernel; reads the gathered rows and the indices only."""
+    return _gather_work(ctx)
+
+
+@register("GatherElements", "GatherND")
+def gather_elements(ctx: OpContext) -> OpWork:
+    """torch.gather / advanced indexing: 1 kernel; reads the gathered elements and the indices."""
+    return _gather_work(ctx)
+
+
+@register("ScatterND", "ScatterElements", "Scatter")
+def scatter(ctx: OpContext) -> OpWork:
+    """clone(data) then scatter/index_put_ of the updates: 2 kernels.
+
+    clone reads data and writes the output; the scatter reads indices + updates and writes
+    updates-many elements. ``reduction`` (add/mul/max/min): 1 FLOP per update.
+    """
+    data_b = ctx.in_bytes(0)
+    idx_b, upd_b = ctx.in_bytes(1), ctx.in_bytes(2)
+    reduction = str_attr(ctx, "reduction", "none")
+    flops = ctx.in_numel(2) if reduction != "none" else 0
+    return work_plan(ctx, [(data_b, ctx.out_bytes()), (idx_b + upd_b, upd_b)], vector_flops=flops)
+
+
+def transpose_is_view(shape: tuple[int, ...], perm: tuple[int, ...]) -> bool:
+    """A permutation that keeps the order of the non-1 dims moves no data."""
+    moved = [p for p in perm if shape[p] != 1]
+    return moved == sorted(moved)
+
+
+@register("Transpose")
+def transpose(ctx: OpContext) -> OpWork:
+    """permute + contiguous: 1 copy kernel; free when only size-1 dims move."""
+    shape = ctx.in_shape(0)
+    perm = tuple(ctx.attr("perm", None) or range(len(shape) - 1, -1, -1))
+    if host_constant(ctx) or transpose_is_view(shape, perm):
+        return ctx.free_view()
+    return ctx.work()
+
+
+@register("Pad")
+def pad(ctx: OpContext) -> OpWork:
+    """constant: fill (writes Y) + copy of X into it (2 kernels); reflect/edge/wrap: 1 kernel.
+
+    NB: ``wrap`` (circular) is several copies in PyTorch; counted as one.
+    """
+    mode = str_attr(ctx, "mode", "constant")
+    if mode != "constant":
+        return ctx.work()
+    x_b = ctx.in_bytes(0)
+    others = inputs_bytes(ctx, range(1, ctx.n_inputs))
+    return work_plan(ctx, [(others, ctx.out_bytes()), (x_b, x_b)])
+
+
+@register("Tile")
+def tile(ctx: OpContext) -> OpWork:
+    """torch.repeat: 1 kernel, reads X once, writes the output."""
+    if host_constant(ctx):
+        return ctx.free_view()
+    return ctx.work()
+
+
+@register("Expand")
+def expand(ctx: OpContext) -> OpWork:
+    """1 copy kernel reading X once (NB: a stride-0 view in PyTorch); free if the shape is unchanged."""
+    if host_constant(ctx) or ctx.out_shape() == ctx.in_shape(0):
+        return ctx.free_view()
+    return ctx.work()
+
+
+@register("DepthToSpace", "SpaceToDepth")
+def depth_to_space(ctx: OpContext) -> OpWork:
+    """reshape + permute + reshape (pixel_shuffle): 1 copy kernel, compulsory bytes."""
+    return ctx.work()
+
+
+@register("CumSum", "CumProd")
+def cumulative(ctx: OpContext) -> OpWork:
+    """1 FLOP per element; 1 scan kernel, + flip before and after when ``reverse``, + a subtract
+    (divide for CumProd) when ``exclusive``."""
+    x_b = ctx.in_bytes(0)
+    o_b = ctx.out_bytes()
+    numel = ctx.in_numel(0)
+    passes = [(ctx.all_in_bytes(), o_b)]
+    flops = numel
+    if int(ctx.attr("exclusive", 0)):
+        passes.append((x_b + o_b, o_b))
+        flops += numel
+    if int(ctx.attr("reverse", 0)):
+        passes = [(x_b, x_b)] + passes + [(o_b, o_b)]
+    return work_plan(ctx, passes, vector_flops=flops)
+
+
+@register("Range")
+def range_(ctx: OpContext) -> OpWork:
+    """torch.arange: 1 kernel, start + i * delta = one FMA (2 FLOPs) per element; the scalar
+    inputs are read on the host (0 bytes read)."""
+    work = ctx.work(vector_flops=2 * ctx.out_numel(), bytes_read=0)
+    return with_input_reads(work, {})
+
+
+@register("Trilu")
+def trilu(ctx: OpContext) -> OpWork:
+    """tril/triu: 1 kernel, one compare-select per element, compulsory bytes."""
+    return ctx.work(vector_flops=ctx.out_numel())
+
+
+@register("OneHot")
+def one_hot(ctx: OpContext) -> OpWork:
+    """F.one_hot: min and max checks on the indices (host sync), zeros, scatter: 4 kernels."""
+    idx_b = ctx.in_bytes(0)
+    n_idx = ctx.in_numel(0)
+    o_b = ctx.out_bytes()
+    o_e = ctx.policy.dtype_bytes(ctx.output(0).dtype)
+    passes = [(idx_b, 0), (idx_b, 0), (0, o_b), (idx_b, n_idx * o_e)]
+    return work_plan(ctx, passes, vector_flops=2 * n_idx, reads={0: 3 * idx_b})
+
+
+@register("NonZero")
+def non_zero(ctx: OpContext) -> OpWork:
+    """torch.nonzero: count, select, transpose (3 kernels, plus a device->host sync).
+
+    The output size depends on the data; when shape inference cannot give it, the upper bound
+    (every element non-zero: rank * numel int64) is used.
+    """
+    x_shape = ctx.in_shape(0)
+    numel = prod(x_shape)
+    try:
+        o_b = ctx.out_bytes()
+        note: tuple[str, ...] = ()
+    except ShapeUnknown:
+        o_b = len(x_shape) * numel * INT64_BYTES
+        note = ("output size unknown: upper bound (all non-zero)",)
+    x_b = ctx.in_bytes(0)
+    return work_plan(ctx, [(x_b, 0), (x_b, o_b), (o_b, o_b)], vector_flops=numel, notes=note, reads={0: 2 * x_b})
+
+
+@register("TopK")
+def top_k(ctx: OpContext) -> OpWork:
+    """torch.topk: radix select (1 compare per element, reads X once, writes values and indices)
+    + an in-place sort of the k results when ``sorted`` and k > 1: 1-2 kernels.
+    NB: radix select makes several passes over each slice,
+    served from cache for typical slice sizes."""
+    k = ctx.out_shape(0)[norm_axis_of(ctx)]
+    flops = ctx.in_numel(0)
+    if int(ctx.attr("sorted", 1)) and k > 1:
+        o_b = ctx.all_out_bytes()
+        return work_plan(ctx, [(ctx.all_in_bytes(), o_b), (o_b, o_b)], vector_flops=flops)
+    return ctx.work(vector_flops=flops)
+
+
+def norm_axis_of(ctx: OpContext) -> int:
+    axis = int(ctx.attr("axis", -1))
+    return axis + len(ctx.in_shape(0)) if axis < 0 else axis

@@ -1,0 +1,144 @@
+"""Normalisations: BatchNormalization, LayerNormalization, RMSNormalization, GroupNormalization,
+InstanceNormalization, LpNormalization, LRN, MeanVarianceNormalization.
+
+FLOPs per element of X (per-row / per-channel scalar work such as rsqrt(var + eps) is negligible
+and not counted):
+
+    BatchNormalization (inference)  2   y = x * a + b, an FMA, after folding scale/sqrt(var+eps)
+                                        and B - mean*a per channel (cuDNN's inference kernel)
+                       (training)   6   + statistics: mean 1, variance sub + FMA 3
+    LayerNormalization              8   mean 1; variance: sub + FMA 3; normalise (x - mean) * rstd 2;
+                                        scale and shift: FMA 2 (7 without a bias)
+    RMSNormalization                4   sum of squares FMA 2; * rstd 1; * scale 1
+    GroupNormalization              6   statistics 4 (as LayerNorm); apply 2 (PyTorch folds mean,
+                                        rstd, scale and bias into one FMA per element)
+    InstanceNormalization           6   as GroupNormalization
+    LpNormalization                 3   |x| or x*x accumulate: 2; divide by the norm: 1
+    LRN                    size + 13    x*x 1; window sum `size` adds; mean 1; alpha* and +k 2;
+                                        pow 9 (exp(beta*log(.))); divide 1
+    MeanVarianceNormalization   5       mean 1; x*x 1; mean of squares 1; subtract mean 1; divide 1
+
+Kernels and bytes (PyTorch eager):
+* BatchNormalization: cuDNN inference kernel, 1 kernel, compulsory bytes (parameters read once).
+* LayerNormalization: ``vectorized_layer_norm_kernel``, 1 kernel, compulsory bytes.
+* RMSNormalization: 1 kernel (PyTorch's fused rms_norm). NB: older PyTorch composes it from ~6
+  elementwise/reduction kernels.
+* GroupNormalization: ``native_group_norm``: row moments, fused parameters, apply: 3 kernels; X is
+  read twice (moments pass and apply pass).
+* InstanceNormalization: ``instance_norm`` repeats weight and bias (2 tiny kernels) and runs
+  batch_norm in training mode on a [1, N*C, ...] view (statistics + normalise: 2 kernels): 4
+  kernels, X read twice.
+* LpNormalization: ``F.normalize``: norm (reads X), clamp_min (tiny), divide (reads X again):
+  3 kernels.
+* MeanVarianceNormalization: no PyTorch op; its ONNX function body, one kernel per node:
+  ReduceMean(X), X*X, ReduceMean, mean^2, E[x^2] - mean^2, Sqrt, X - mean, / std: 8 kernels, X read
+  three times (two X-sized intermediates written and read).
+* LRN: ``F.local_response_norm``: x*x, constant pad (fill + copy), avg_pool, mul, add, pow,
+  divide: 8 kernels, each reading/writing X-sized tensors.
+weight_bytes: the scale/bias (and BatchNorm's running statistics) inputs.
+"""
+from __future__ import annotations
+
+from ...types import OpWork
+from ..context import OpContext
+from ..registry import register
+from ._common import input_reads, inputs_bytes, out_elem_bytes, with_input_reads, work_plan
+
+BN_INFERENCE_FLOPS = 2
+BN_TRAINING_FLOPS = 6
+LAYERNORM_FLOPS = 8
+RMSNORM_FLOPS = 4
+GROUPNORM_FLOPS = 6
+LPNORM_FLOPS = 3
+LRN_EXTRA_FLOPS = 13
+MVN_FLOPS = 5
+
+
+@register("BatchNormalization")
+def batch_norm(ctx: OpContext) -> OpWork:
+    """Inference: 2 FLOPs per element, 1 kernel. ``training_mode=1``: 6 per element, X read twice."""
+    numel = ctx.in_numel(0)
+    weight = inputs_bytes(ctx, (1, 2, 3, 4))
+    if int(ctx.attr("training_mode", 0)):
+        work = ctx.work(vector_flops=BN_TRAINING_FLOPS * numel, bytes_read=ctx.all_in_bytes() + ctx.in_bytes(0),
+                        weight_bytes=weight, notes=("training-mode batch norm",))
+        return with_input_reads(work, input_reads(ctx, {0: 2 * ctx.in_bytes(0)}))
+    return ctx.work(vector_flops=BN_INFERENCE_FLOPS * numel, weight_bytes=weight)
+
+
+@register("LayerNormalization")
+def layer_norm(ctx: OpContext) -> OpWork:
+    """8 FLOPs per element (7 without bias), 1 kernel, compulsory bytes."""
+    per = LAYERNORM_FLOPS if ctx.has_input(2) else LAYERNORM_FLOPS - 1
+    return ctx.work(vector_flops=per * ctx.in_numel(0), weight_bytes=inputs_bytes(ctx, (1, 2)))
+
+
+@register("RMSNormalization")
+def rms_norm(ctx: OpContext) -> OpWork:
+    """RMSNormalization (opset 23): 4 FLOPs per element, 1 kernel, compulsory bytes."""
+    return ctx.work(vector_flops=RMSNORM_FLOPS * ctx.in_numel(0), weight_bytes=inputs_bytes(ctx, (1,)))
+
+
+@register("GroupNormalization")
+def group_norm(ctx: OpContext) -> OpWork:
+    """6 FLOPs per element; 3 kernels (moments, fused params, apply); X read twice."""
+    x_b = ctx.in_bytes(0)
+    params = inputs_bytes(ctx, (1, 2))
+    out_b = ctx.all_out_bytes()
+    return work_plan(ctx, [(x_b, 0), (params, 0), (x_b, out_b)],
+                     vector_flops=GROUPNORM_FLOPS * ctx.in_numel(0), weight_bytes=params, reads={0: 2 * x_b})
+
+
+@register("InstanceNormalization")
+def instance_norm(ctx: OpContext) -> OpWork:
+    """6 FLOPs per element; 4 kernels (2 parameter repeats, statistics, normalise); X read twice."""
+    x_b = ctx.in_bytes(0)
+    n = ctx.in_shape(0)[0]
+    scale_b, bias_b = ctx.in_bytes(1), ctx.in_bytes(2)
+    out_b = ctx.all_out_bytes()
+    return work_plan(ctx, [(scale_b, n * scale_b), (bias_b, n * bias_b), (x_b, 0),
+                           (x_b + n * (scale_b + bias_b), out_b)],
+                     vector_flops=GROUPNORM_FLOPS * ctx.in_numel(0), weight_bytes=scale_b + bias_b,
+                     reads={0: 2 * x_b})
+
+
+@register("LpNormalization")
+def lp_norm(ctx: OpContext) -> OpWork:
+    """3 FLOPs per element; 3 kernels (norm, clamp_min, divide); X read twice."""
+    x_shape = ctx.in_shape(0)
+    axis = int(ctx.attr("axis", -1))
+    axis = axis + len(x_shape) if axis < 0 else axis
+    x_b = ctx.in_bytes(0)
+    norm_b = x_b // x_shape[axis] if x_shape[axis] else 0
+    return work_plan(ctx, [(x_b, norm_b), (norm_b, norm_b), (x_b + norm_b, ctx.out_bytes())],
+                     vector_flops=LPNORM_FLOPS * ctx.in_numel(0), reads={0: 2 * x_b})
+
+
+@register("LRN")
+def lrn(ctx: OpContext) -> OpWork:
+    """(size + 13) FLOPs per element; 8 X-sized kernels (x*x, pad fill + copy, avg_pool, mul, add,
+    pow, divide); the padded tensor's extra size-1 channels are ignored."""
+    x_b = ctx.in_bytes(0)
+    size = int(ctx.attr("size", 1))
+    passes = [(x_b, x_b), (0, x_b), (x_b, x_b), (x_b, x_b), (x_b, x_b), (x_b, x_b), (x_b, x_b),
+              (2 * x_b, ctx.out_bytes())]
+    return work_plan(ctx, passes, vector_flops=(size + LRN_EXTRA_FLOPS) * ctx.in_numel(0), reads={0: 2 * x_b})
+
+
+@register("MeanVarianceNormalization")
+def mean_variance_norm(ctx: OpContext) -> OpWork:
+    """5 FLOPs per element; 8 kernels (the ONNX function body); X read three times.
+
+    Y has X's shape (ONNX shape inference leaves it unknown for this function op).
+    """
+    x_b = ctx.in_bytes(0)
+    o_b = ctx.in_numel(0) * out_elem_bytes(ctx)
+    shape = ctx.in_shape(0)
+    axes = ctx.attr("axes", (0, 2, 3)) or (0, 2, 3)
+    reduced = 1
+    for a in axes:
+        reduced *= shape[a + len(shape) if a < 0 else a]
+    s_b = x_b // reduced if reduced else 0  # one statistic per kept position
+    passes = [(x_b, s_b), (x_b, x_b), (x_b, s_b), (s_b, s_b), (2 * s_b, s_b), (s_b, s_b),
+              (x_b + s_b, x_b), (x_b + s_b, o_b)]
+    return work_plan(ctx, passes, vector_flops=MVN_FLOPS * ctx.in_numel(0), reads={0: 3 * x_b})

@@ -1,0 +1,35 @@
+"""Resize and Upsample (nearest, linear, cubic), per output element.
+
+k = number of axes whose size changes (2 for a 2-D image resize). Per output element:
+
+    nearest  0 FLOPs             (a gather: only index arithmetic)
+    linear   2 * 2**k FLOPs      (one FMA per tap; bilinear: 4 taps -> 8, trilinear -> 16)
+    cubic    2 * 4**k FLOPs      (one FMA per tap; bicubic: 16 taps -> 32)
+
+The interpolation weights depend only on the output coordinate along each axis and are computed
+once per row/column: not counted. One kernel (``upsample_nearest2d`` / ``upsample_bilinear2d`` /
+``upsample_bicubic2d``); compulsory bytes (roi/scales/sizes are tiny).
+NB: ``antialias=1`` (opset 18) widens the filter when downsampling; not counted.
+"""
+from __future__ import annotations
+
+from ...types import OpWork
+from ..context import OpContext
+from ..registry import register
+from ._common import str_attr
+
+TAPS_PER_AXIS = {"nearest": 0, "linear": 2, "bilinear": 2, "cubic": 4}
+
+
+def resize_flops_per_output(mode: str, k: int) -> int:
+    taps = TAPS_PER_AXIS.get(mode, 2)
+    return 0 if taps == 0 else 2 * taps ** k
+
+
+@register("Resize", "Upsample")
+def resize(ctx: OpContext) -> OpWork:
+    """FLOPs by mode (see the module docstring); 1 kernel; compulsory bytes."""
+    in_shape, out_shape = ctx.in_shape(0), ctx.out_shape()
+    k = sum(1 for a, b in zip(in_shape, out_shape) if a != b)
+    mode = str_attr(ctx, "mode", "nearest").lower()
+    return ctx.work(vector_flops=resize_flops_per_output(mode, k) * ctx.out_numel())

@@ -1,0 +1,56 @@
+"""Module scope of an ONNX node: the qualified name of the PyTorch module that produced it.
+
+PyTorch's exporters name nodes after the module path: the TorchScript exporter as
+``/layer1/layer1.0/conv1/Conv`` (attribute names; ModuleList children carry their parent's name, as
+``layer1.0`` or ``layer.0``), the dynamo exporter in the node's ``pkg.torch.onnx.name_scopes`` metadata.
+Both become ``layer1.0.conv1``, the name ``model.named_modules()`` gives, so measured kernels (NVTX or
+profiler ranges per module) can be matched to nodes. Graphs not exported from PyTorch get ''.
+"""
+from __future__ import annotations
+
+import ast
+
+NAME_SCOPES_KEY = "pkg.torch.onnx.name_scopes"
+
+
+def qualify(components: list[str]) -> str:
+    """Join scope components into a dotted module path, folding repeated parent prefixes."""
+    qual, last = "", ""
+    for c in components:
+        if not c:
+            continue
+        if qual and c.startswith(qual + "."):
+            qual = c
+        elif last and c.startswith(last + "."):
+            qual = qual[: len(qual) - len(last)] + c
+        else:
+            qual = f"{qual}.{c}" if qual else c
+        last = c
+    return qual
+
+
+def scope_from_name(node_name: str) -> str:
+    """``/layer1/layer1.0/conv1/Conv`` -> ``layer1.0.conv1``; names without '/' give ''."""
+    if not node_name.startswith("/"):
+        return ""
+    parts = node_name.split("/")[1:-1]  # drop the leading '' and the op name
+    return qualify(parts)
+
+
+def scope_from_metadata(value: str) -> str:
+    """The dynamo exporter's name_scopes metadata (a Python-literal list of names) -> dotted path."""
+    try:
+        items = ast.literal_eval(value)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return ""
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        return ""
+    return qualify(list(items))
+
+
+def node_scope(node_name: str, metadata: dict[str, str] | None = None) -> str:
+    if metadata and NAME_SCOPES_KEY in metadata:
+        s = scope_from_metadata(metadata[NAME_SCOPES_KEY])
+        if s:
+            return s
+    return scope_from_name(node_name)

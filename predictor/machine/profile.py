@@ -1,0 +1,202 @@
+"""Machine profiles: a GPU's ceilings as data with provenance for every number.
+
+A profile file is JSON (see predictor/machine/profiles/*.json): each number is
+``{"value": x, "source": key}`` and ``sources[key]`` says where it came from (datasheet, an ERT run
+with its date, command and raw data, a published measurement, or a stated derivation).
+Loading validates every field and names the one that is wrong; nothing in a profile is executed.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Mapping
+
+from ..types import MemLevel, Precision, PredictorError, Unit, frozen_map
+
+SCHEMA_VERSION = 1
+MAX_PROFILE_BYTES = 1 << 20
+_PRECISIONS = {p.value for p in Precision}
+_UNITS = {u.value for u in Unit}
+_LEVELS = {lv.value for lv in MemLevel}
+_SCALARS = ("sm_count", "sm_clock_hz", "l2_bytes", "hbm_bytes", "launch_overhead_s", "kernel_gap_s")
+
+
+@dataclass(frozen=True)
+class MachineProfile:
+    name: str
+    full_name: str
+    aliases: tuple[str, ...]
+    arch: str
+    sm_count: int
+    sm_clock_hz: float
+    l2_bytes: float
+    hbm_bytes: float
+    launch_overhead_s: float  # per kernel launched eagerly back to back
+    kernel_gap_s: float  # per kernel inside a CUDA graph replay
+    peak_flops_per_s: Mapping[tuple[Precision, Unit], float]
+    bandwidth_Bps: Mapping[MemLevel, float]
+    provenance: Mapping[str, str]  # dotted field path -> source key
+    sources: Mapping[str, Mapping[str, Any]]
+    datasheet: Mapping[str, Any]
+    path: str = ""
+
+    def peak(self, precision: Precision, unit: Unit) -> float | None:
+        return self.peak_flops_per_s.get((precision, unit))
+
+    def bandwidth(self, level: MemLevel) -> float:
+        return self.bandwidth_Bps[level]
+
+    def has_tensor(self, precision: Precision) -> bool:
+        return (precision, Unit.TENSOR) in self.peak_flops_per_s
+
+    def source_kind(self, field_path: str) -> str:
+        key = self.provenance.get(field_path, "")
+        return str(self.sources.get(key, {}).get("kind", "unknown"))
+
+    def to_json(self) -> dict:
+        """The ``gpu`` object of predict's JSON output."""
+        peaks: dict[str, dict[str, float]] = {}
+        for (p, u), v in self.peak_flops_per_s.items():
+            peaks.setdefault(p.value, {})[u.value] = v
+        return {
+            "name": self.name,
+            "full_name": self.full_name,
+            "arch": self.arch,
+            "sm_count": self.sm_count,
+            "l2_bytes": self.l2_bytes,
+            "peak_flops_per_s": peaks,
+            "bandwidth_Bps": {lv.value: v for lv, v in self.bandwidth_Bps.items()},
+            "launch_overhead_s": self.launch_overhead_s,
+            "kernel_gap_s": self.kernel_gap_s,
+            "provenance": {"fields": dict(self.provenance), "sources": {k: dict(v) for k, v in self.sources.items()}},
+        }
+
+
+# ------------------------------------------------------------------------------------------------
+def bundled_names() -> dict[str, str]:
+    """alias (lower case) -> bundled profile file name."""
+    out: dict[str, str] = {}
+    for entry in resources.files(__package__).joinpath("profiles").iterdir():
+        if entry.name.endswith(".json"):
+            doc = json.loads(entry.read_text())
+            for alias in [doc.get("name", "")] + list(doc.get("aliases", [])):
+                out[str(alias).lower()] = entry.name
+    return out
+
+
+def load_profile(name_or_path: str) -> MachineProfile:
+    """A bundled profile by name or alias (case-insensitive), or a user's profile file by path."""
+    looks_like_path = name_or_path.endswith(".json") or os.sep in name_or_path
+    if looks_like_path:
+        return _load_file(name_or_path)
+    names = bundled_names()
+    key = name_or_path.lower()
+    if key not in names:
+        known = sorted({f[:-5] for f in names.values()})
+        raise PredictorError(f"unknown GPU '{name_or_path}' (known: {', '.join(known)}; or give a profile .json path)")
+    text = resources.files(__package__).joinpath("profiles", names[key]).read_text()
+    return parse_profile(json.loads(text), f"bundled:{names[key]}")
+
+
+def _load_file(path: str) -> MachineProfile:
+    if not os.path.isfile(path):
+        raise PredictorError(f"no such GPU profile file: {path}")
+    if os.path.getsize(path) > MAX_PROFILE_BYTES:
+        raise PredictorError(f"GPU profile {path} is larger than 1 MB; not a profile")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f, parse_constant=_reject_constant)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise PredictorError(f"GPU profile {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
+    return parse_profile(doc, path)
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a number")
+
+
+def _bad(where: str, field: str, why: str) -> PredictorError:
+    return PredictorError(f"GPU profile {where}: field '{field}' {why}")
+
+
+def _number(doc: Any, field: str, where: str, sources: Mapping, prov: dict, integer: bool = False) -> float:
+    if not isinstance(doc, dict) or "value" not in doc or "source" not in doc:
+        raise _bad(where, field, 'must be an object {"value": number, "source": key}')
+    v, src = doc["value"], doc["source"]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise _bad(where, field, f"must be a finite positive number, got {v!r}")
+    if integer and int(v) != v:
+        raise _bad(where, field, f"must be a whole number, got {v!r}")
+    if not isinstance(src, str) or src not in sources:
+        raise _bad(where, field, f"names source {src!r}, which is not in 'sources'")
+    prov[field] = src
+    return int(v) if integer else float(v)
+
+
+def parse_profile(doc: Any, where: str = "<profile>") -> MachineProfile:
+    """Validate a profile document and build a MachineProfile; errors name the field."""
+    if not isinstance(doc, dict):
+        raise PredictorError(f"GPU profile {where}: top level must be a JSON object")
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise _bad(where, "schema_version", f"must be {SCHEMA_VERSION}")
+    for field in ("name", "arch"):
+        if not isinstance(doc.get(field), str) or not doc[field]:
+            raise _bad(where, field, "must be a non-empty string")
+    sources = doc.get("sources")
+    if not isinstance(sources, dict) or not sources or not all(isinstance(v, dict) for v in sources.values()):
+        raise _bad(where, "sources", "must be an object of source objects")
+    aliases = doc.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise _bad(where, "aliases", "must be a list of strings")
+    prov: dict[str, str] = {}
+    scalars = {}
+    for field in _SCALARS:
+        scalars[field] = _number(doc.get(field), field, where, sources, prov, integer=field == "sm_count")
+    peaks_doc = doc.get("peak_flops_per_s")
+    if not isinstance(peaks_doc, dict) or not peaks_doc:
+        raise _bad(where, "peak_flops_per_s", "must be an object by precision")
+    peaks: dict[tuple[Precision, Unit], float] = {}
+    for p, by_unit in peaks_doc.items():
+        if p not in _PRECISIONS:
+            raise _bad(where, f"peak_flops_per_s.{p}", f"is not a precision ({', '.join(sorted(_PRECISIONS))})")
+        if not isinstance(by_unit, dict):
+            raise _bad(where, f"peak_flops_per_s.{p}", "must be an object by unit (cuda, tensor)")
+        for u, num in by_unit.items():
+            if u not in _UNITS:
+                raise _bad(where, f"peak_flops_per_s.{p}.{u}", "is not a unit (cuda, tensor)")
+            peaks[(Precision(p), Unit(u))] = _number(num, f"peak_flops_per_s.{p}.{u}", where, sources, prov)
+    if (Precision.FP32, Unit.CUDA) not in peaks:
+        raise _bad(where, "peak_flops_per_s.fp32.cuda", "is required")
+    bw_doc = doc.get("bandwidth_Bps")
+    if not isinstance(bw_doc, dict):
+        raise _bad(where, "bandwidth_Bps", "must be an object with L1, L2, HBM")
+    bw: dict[MemLevel, float] = {}
+    for lv in ("L1", "L2", "HBM"):
+        bw[MemLevel(lv)] = _number(bw_doc.get(lv), f"bandwidth_Bps.{lv}", where, sources, prov)
+    for lv in bw_doc:
+        if lv not in _LEVELS:
+            raise _bad(where, f"bandwidth_Bps.{lv}", "is not a memory level (L1, L2, HBM)")
+    datasheet = doc.get("datasheet", {})
+    if not isinstance(datasheet, dict):
+        raise _bad(where, "datasheet", "must be an object")
+    return MachineProfile(
+        name=doc["name"],
+        full_name=str(doc.get("full_name", doc["name"])),
+        aliases=tuple(aliases),
+        arch=doc["arch"],
+        sm_count=scalars["sm_count"],
+        sm_clock_hz=scalars["sm_clock_hz"],
+        l2_bytes=scalars["l2_bytes"],
+        hbm_bytes=scalars["hbm_bytes"],
+        launch_overhead_s=scalars["launch_overhead_s"],
+        kernel_gap_s=scalars["kernel_gap_s"],
+        peak_flops_per_s=frozen_map(peaks),
+        bandwidth_Bps=frozen_map(bw),
+        provenance=frozen_map(prov),
+        sources=frozen_map({k: frozen_map(v) for k, v in sources.items()}),
+        datasheet=frozen_map(datasheet),
+        path=where,
+    )

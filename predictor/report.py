@@ -1,0 +1,123 @@
+"""Output formats of a NetworkPrediction: terminal table, JSON (documented, stable), CSV."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from .machine.profile import MachineProfile
+from .types import MemLevel, NetworkPrediction, OpPrediction
+
+JSON_SCHEMA_VERSION = 1
+
+
+def _flops_by(op: OpPrediction) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for f in op.cost.flops:
+        d = out.setdefault(f.precision.value, {})
+        d[f.unit.value] = d.get(f.unit.value, 0.0) + f.flops
+    return out
+
+
+def op_json(op: OpPrediction) -> dict:
+    return {
+        "name": op.cost.name,
+        "op_type": op.cost.op_type,
+        "flops": op.cost.total_flops,
+        "flops_by_precision": _flops_by(op),
+        "bytes": {lv.value: op.cost.bytes.get(lv, 0.0) for lv in MemLevel},
+        "kernels": op.cost.kernels,
+        "time_s": op.time_s,
+        "bound": op.bound.value,
+        "efficiency": op.efficiency,
+        "level_time_s": dict(op.level_time_s),
+    }
+
+
+def to_json_dict(pred: NetworkPrediction, profile: MachineProfile) -> dict:
+    return {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "model": pred.model,
+        "gpu": profile.to_json(),
+        "precision": pred.precision,
+        "batch": pred.batch,
+        "calibration": pred.calibration,
+        "total_time_s": pred.total_time_s,
+        "eager_time_s": pred.eager_time_s,
+        "total_flops": pred.total_flops,
+        "total_bytes": {lv.value: pred.total_bytes(lv) for lv in MemLevel},
+        "kernels": pred.kernels,
+        "bound_mix": pred.bound_mix(),
+        "ops": [op_json(o) for o in pred.ops],
+        "unsupported": dict(pred.unsupported),
+    }
+
+
+def to_json(pred: NetworkPrediction, profile: MachineProfile) -> str:
+    return json.dumps(to_json_dict(pred, profile), indent=2) + "\n"
+
+
+CSV_COLUMNS = ("name", "op_type", "flops", "bytes_L1", "bytes_L2", "bytes_HBM", "kernels", "time_s", "bound",
+               "efficiency")
+
+
+def to_csv(pred: NetworkPrediction) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for o in pred.ops:
+        b = o.cost.bytes
+        w.writerow([o.cost.name, o.cost.op_type, f"{o.cost.total_flops:.6g}", f"{b.get(MemLevel.L1, 0):.6g}",
+                    f"{b.get(MemLevel.L2, 0):.6g}", f"{b.get(MemLevel.HBM, 0):.6g}", o.cost.kernels,
+                    f"{o.time_s:.6g}", o.bound.value, f"{o.efficiency:.4g}"])
+    for k, v in sorted(pred.unsupported.items()):
+        w.writerow([f"# unsupported {k}", "", "", "", "", "", v, "", "", ""])
+    return buf.getvalue()
+
+
+def _si(x: float, unit: str) -> str:
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g} {prefix}{unit}"
+    return f"{x:.3g} {unit}"
+
+
+def _time(t: float) -> str:
+    if t >= 1:
+        return f"{t:.3f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.3f} ms"
+    return f"{t * 1e6:.2f} us"
+
+
+def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) -> str:
+    lines = []
+    total = pred.total_time_s or 1.0
+    lines.append(f"model {pred.model} on {profile.full_name} ({profile.name}), precision {pred.precision}, "
+                 f"batch {pred.batch}, calibration: {pred.calibration}")
+    hdr = f"{'op':<44} {'type':<20} {'time':>10} {'share':>6} {'bound':>8} {'FLOPs':>11} {'HBM bytes':>11}"
+    lines.append(hdr)
+    lines.append("-" * len(hdr))
+    ranked = sorted(pred.ops, key=lambda o: o.time_s, reverse=True)
+    for o in ranked[:top]:
+        name = o.cost.name if len(o.cost.name) <= 44 else "..." + o.cost.name[-41:]
+        lines.append(f"{name:<44} {o.cost.op_type[:20]:<20} {_time(o.time_s):>10} {o.time_s / total:>6.1%} "
+                     f"{o.bound.value:>8} {_si(o.cost.total_flops, 'F'):>11} "
+                     f"{_si(o.cost.bytes.get(MemLevel.HBM, 0), 'B'):>11}")
+    if len(ranked) > top:
+        rest = sum(o.time_s for o in ranked[top:])
+        lines.append(f"{'(' + str(len(ranked) - top) + ' more ops)':<44} {'':<20} {_time(rest):>10} {rest / total:>6.1%}")
+    lines.append("-" * len(hdr))
+    lines.append(f"total time      {_time(pred.total_time_s)}  ({pred.kernels} kernels, {len(pred.ops)} ops)")
+    if pred.eager_time_s is not None:
+        lines.append(f"eager time      {_time(pred.eager_time_s)}  (op by op without a CUDA graph)")
+    lines.append(f"total FLOPs     {_si(pred.total_flops, 'FLOP')}")
+    lines.append("total bytes     " + ", ".join(f"{lv.value} {_si(pred.total_bytes(lv), 'B')}" for lv in MemLevel))
+    mix = pred.bound_mix()
+    lines.append("bound mix       " + ", ".join(f"{k} {v:.0%}" for k, v in sorted(mix.items(), key=lambda kv: -kv[1])))
+    if pred.unsupported:
+        lines.append("unsupported ops " + ", ".join(f"{k} x{v}" for k, v in sorted(pred.unsupported.items()))
+                     + "  (not costed: time excludes them)")
+    else:
+        lines.append("unsupported ops none")
+    return "\n".join(lines) + "\n"

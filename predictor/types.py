@@ -1,0 +1,200 @@
+"""Core value types passed between the stages: load -> cost -> time -> sum.
+
+Every stage hands the next one frozen dataclasses; nothing is mutated in place.
+Units are in the names: ``flops`` (an FMA is 2 FLOPs), ``bytes``, ``time_s``, ``_Bps``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any, Mapping
+
+
+class Precision(str, Enum):
+    """Arithmetic precision of FLOPs (and, for floats, the storage type of tensors)."""
+
+    FP64 = "fp64"
+    FP32 = "fp32"
+    TF32 = "tf32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT32 = "int32"
+
+
+class Unit(str, Enum):
+    """Execution unit: tensor cores (matrix units) or CUDA cores (SIMT lanes)."""
+
+    TENSOR = "tensor"
+    CUDA = "cuda"
+
+
+class MemLevel(str, Enum):
+    L1 = "L1"
+    L2 = "L2"
+    HBM = "HBM"
+
+
+class Bound(str, Enum):
+    """What limits an op's predicted time."""
+
+    COMPUTE = "compute"
+    L1 = "L1"
+    L2 = "L2"
+    HBM = "HBM"
+    LATENCY = "latency"
+
+
+class WorkKind(str, Enum):
+    """Kind of arithmetic an op formula counts; a precision policy maps it to (Precision, Unit).
+
+    MATMUL: multiply-accumulate work that libraries run on tensor cores when the precision allows it.
+    VECTOR: everything else (elementwise, reductions, normalisation): CUDA cores.
+    """
+
+    MATMUL = "matmul"
+    VECTOR = "vector"
+
+
+def frozen_map(d: Mapping | None = None) -> Mapping:
+    return MappingProxyType(dict(d or {}))
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A typed tensor of the graph. ``shape`` is None when it could not be inferred."""
+
+    name: str
+    dtype: str  # numpy-style name of the ONNX element type: float32, float16, int64, bool, ...
+    shape: tuple[int, ...] | None
+
+    @property
+    def numel(self) -> int | None:
+        if self.shape is None:
+            return None
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+@dataclass(frozen=True)
+class Node:
+    """One ONNX node with its typed input and output tensors (missing optional inputs are None)."""
+
+    name: str
+    op_type: str
+    domain: str
+    inputs: tuple[TensorInfo | None, ...]
+    outputs: tuple[TensorInfo, ...]
+    attrs: Mapping[str, Any] = field(default_factory=frozen_map)
+    # integer values known at load time (initializers, Constant nodes, folded shape arithmetic),
+    # keyed by tensor name; only small int tensors are kept (shapes, axes, pads, indices)
+    const_inputs: Mapping[str, tuple] = field(default_factory=frozen_map)
+    # qualified name of the PyTorch module the node came from ('' when unknown), see graph/scopes.py
+    scope: str = ""
+
+
+@dataclass(frozen=True)
+class OpWork:
+    """What an op formula returns: precision-free work counts of one node.
+
+    ``flops`` by WorkKind; compulsory bytes are every input read once and every output written once
+    (the loader's element sizes under the precision policy). ``kernels`` is how many kernels the
+    reference runtime launches for the node (0 for free views such as Reshape).
+    """
+
+    flops: Mapping[WorkKind, float]
+    bytes_read: float
+    bytes_written: float
+    kernels: int
+    # bytes of operands that are weights/parameters (read once per kernel), a subset of bytes_read
+    weight_bytes: float = 0.0
+    notes: tuple[str, ...] = ()
+    # bytes read per input tensor name (filled by OpContext.work), for the L2-residency model
+    input_bytes: Mapping[str, float] = field(default_factory=frozen_map)
+    # (batch, M, N, K) of the GEMM a matmul/conv kernel runs (implicit GEMM for convolution), if any,
+    # and the bytes of its A and B operands among bytes_read (the tiling model re-reads those)
+    gemm: tuple[int, int, int, int] | None = None
+    gemm_operand_bytes: float = 0.0
+
+
+@dataclass(frozen=True)
+class FlopCount:
+    precision: Precision
+    unit: Unit
+    flops: float
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """Costed node: FLOPs by (precision, unit) and bytes moved at each memory level."""
+
+    name: str
+    op_type: str
+    flops: tuple[FlopCount, ...]
+    bytes: Mapping[MemLevel, float]
+    kernels: int
+    work: OpWork
+
+    @property
+    def total_flops(self) -> float:
+        return float(sum(f.flops for f in self.flops))
+
+
+@dataclass(frozen=True)
+class OpPrediction:
+    """Predicted time of one node and what bounds it.
+
+    ``level_time_s`` holds the roofline time of each limit (``compute``, ``L1``, ``L2``, ``HBM``,
+    ``latency``) before efficiency; ``efficiency`` the fraction of the bounding ceiling reached.
+    """
+
+    cost: OpCost
+    time_s: float
+    bound: Bound
+    level_time_s: Mapping[str, float]
+    efficiency: float = 1.0
+    extra_kernels: tuple[str, ...] = ()
+    extra_time_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class NetworkPrediction:
+    model: str
+    gpu: str
+    precision: str  # the precision policy's name (fp32, tf32, fp16, ...)
+    batch: int | None
+    ops: tuple[OpPrediction, ...]
+    unsupported: Mapping[str, int]
+    calibration: str
+    eager_time_s: float | None = None
+
+    @property
+    def total_time_s(self) -> float:
+        return float(sum(o.time_s for o in self.ops))
+
+    @property
+    def total_flops(self) -> float:
+        return float(sum(o.cost.total_flops for o in self.ops))
+
+    def total_bytes(self, level: MemLevel) -> float:
+        return float(sum(o.cost.bytes.get(level, 0.0) for o in self.ops))
+
+    @property
+    def kernels(self) -> int:
+        return int(sum(o.cost.kernels for o in self.ops))
+
+    def bound_mix(self) -> dict[str, float]:
+        """Share of total time per bound."""
+        total = self.total_time_s or 1.0
+        mix: dict[str, float] = {}
+        for o in self.ops:
+            mix[o.bound.value] = mix.get(o.bound.value, 0.0) + o.time_s / total
+        return mix
+
+
+class PredictorError(Exception):
+    """A user-facing error: printed as one line, exit code 2."""

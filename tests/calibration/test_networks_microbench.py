@@ -1,0 +1,83 @@
+"""Tests of the microbenchmark case table, cost formulas and options (no GPU needed)."""
+import json
+
+import pytest
+
+from calibration.networks import microbench as mb
+
+
+def test_gemm_and_conv_costs():
+    assert mb.gemm_cost(2, 3, 4, 2) == (48.0, 2.0 * (8 + 12 + 6))
+    flops, nbytes, ho, wo = mb.conv_cost(1, 3, 224, 224, 64, 7, 2, 1, 4)
+    assert (ho, wo) == (112, 112)
+    assert flops == 2.0 * 64 * 112 * 112 * 3 * 49
+    assert nbytes == 4 * (3 * 224 * 224 + 64 * 3 * 49 + 64 * 112 * 112)
+    flops_dw, _, _, _ = mb.conv_cost(1, 32, 112, 112, 32, 3, 1, 32, 2)
+    assert flops_dw == 2.0 * 32 * 112 * 112 * 9
+
+
+def test_rnn_and_sdpa_costs():
+    f, _ = mb.rnn_cost("lstm", 1, 1, 10, 20, 1, 4)
+    assert f == 2.0 * 4 * 20 * 30
+    f2, _ = mb.rnn_cost("lstm", 1, 1, 10, 20, 2, 4)
+    assert f2 == f + 2.0 * 4 * 20 * 40
+    full, b = mb.sdpa_cost(1, 12, 128, 64, False, 2)
+    assert full == 4.0 * 12 * 128 * 128 * 64 and b == 2 * 4 * 12 * 128 * 64
+    assert mb.sdpa_cost(1, 12, 128, 64, True, 2)[0] == full / 2
+
+
+def test_enumerate_cases():
+    cases = mb.enumerate_cases(tuple(mb.FAMILIES), mb.PRECISIONS)
+    assert len(cases) > 500
+    fams = {c.family for c in cases}
+    assert fams == set(mb.FAMILIES)
+    for c in cases:
+        assert c.precision in mb.PRECISIONS and c.flops >= 0 and c.bytes > 0 and callable(c.setup)
+        json.dumps(c.params)
+        if c.precision == "tf32":
+            assert c.family in mb.TENSOR_CORE_FAMILIES
+    keys = [c.key for c in cases]
+    assert len(keys) == len(set(keys)), "duplicate cases"
+    sweep = [c for c in cases if c.family == "conv_sweep"]
+    assert {c.precision for c in sweep} == {"fp32", "fp16"} and len(sweep) == 2 * 108
+    assert all(c.params["H"] == 112 and c.params["C"] == 64 for c in sweep)
+    sizes = {c.params["tensor_bytes"] for c in cases if c.family == "elementwise" and c.precision == "fp32"}
+    assert min(sizes) <= 1000 and max(sizes) >= 0.9e9
+
+
+def test_subsample_and_args(tmp_path):
+    cases = mb.enumerate_cases(("gemm",), ("fp16",))
+    sub = mb.subsample(cases, 5)
+    assert len(sub) == 5 and sub[0] is cases[0]
+    assert mb.subsample(cases, 0) == cases
+    a = mb.parse_args(["--out", str(tmp_path), "--families", "gemm,sdpa", "--precisions", "bf16"])
+    assert a.families == ("gemm", "sdpa") and a.precisions == ("bf16",)
+    with pytest.raises(SystemExit):
+        mb.parse_args(["--out", str(tmp_path), "--families", "fft"])
+
+
+def test_summary_and_csv(tmp_path):
+    rows = [{"op": "matmul", "family": "gemm", "precision": "bf16", "params": "{}", "flops": 2e12,
+             "bytes": 1e9, "time_s": 0.004, "method": "events"},
+            {"op": "matmul", "family": "gemm", "precision": "bf16", "params": "{}", "flops": 1.0,
+             "bytes": 1.0, "error": "OutOfMemoryError"}]
+    table = mb.summary_table(rows)
+    assert "500.0" in table and "gemm" in table
+    mb.append_csv(tmp_path / "m.csv", rows)
+    mb.append_csv(tmp_path / "m.csv", rows[:1])
+    lines = (tmp_path / "m.csv").read_text().splitlines()
+    assert lines[0].split(",")[:3] == ["op", "family", "precision"] and len(lines) == 4
+
+
+def test_dry_run_cpu_two_cases(tmp_path):
+    pytest.importorskip("torch")
+    from calibration.networks import gpu_common
+
+    try:
+        rc = mb.main(["--out", str(tmp_path), "--families", "gemm,elementwise", "--precisions", "fp32",
+                      "--per-family-limit", "1", "--dry-run-cpu"])
+    finally:
+        gpu_common.use_device("cuda")
+    assert rc == 0
+    lines = (tmp_path / "microbench.csv").read_text().splitlines()
+    assert len(lines) == 3

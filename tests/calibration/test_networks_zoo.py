@@ -1,0 +1,84 @@
+"""Pure-Python tests of the network zoo spec table (no torch needed)."""
+import pytest
+
+from calibration.networks import zoo
+
+
+def test_spec_table_fields():
+    assert len(zoo.NETWORKS) >= 14
+    for name, spec in zoo.NETWORKS.items():
+        assert spec.name == name
+        assert spec.split in zoo.SPLITS
+        assert spec.source in ("torchvision", "timm", "transformers", "custom")
+        assert spec.family in ("cnn", "transformer", "segmentation", "rnn", "detection")
+        assert spec.input_kind in ("image", "tokens", "sequence")
+        assert callable(spec.builder)
+        if spec.input_kind == "tokens":
+            assert spec.vocab_size > 1 and spec.sample_shape == (zoo.SEQ_LEN,)
+            assert spec.input_name == "input_ids"
+        else:
+            assert spec.input_name == "input"
+        assert spec.input_shape(7)[0] == 7
+
+
+def test_spec_is_frozen():
+    spec = zoo.NETWORKS["resnet50"]
+    with pytest.raises(Exception):
+        spec.split = "heldout"
+
+
+def test_splits_disjoint_and_sized():
+    train, held = set(zoo.names("train")), set(zoo.names("heldout"))
+    assert not train & held
+    assert 8 <= len(train) <= 11 and 5 <= len(held) <= 9
+    assert train | held == set(zoo.names())
+
+
+def test_heldout_covers_families():
+    fams = {zoo.NETWORKS[n].family for n in zoo.names("heldout")}
+    assert {"cnn", "transformer", "segmentation", "rnn"} <= fams
+
+
+def test_required_networks_present():
+    for n in ("resnet18", "resnet50", "vit_b_16", "bert_base", "gpt2", "lstm", "gru", "deepcam_lite",
+              "deeplabv3_resnet50", "fcn_resnet50", "swin_t", "efficientnet_b0"):
+        assert n in zoo.NETWORKS
+    assert zoo.NETWORKS["deepcam_lite"].sample_shape == (16, 384, 576)
+    assert zoo.NETWORKS["deeplabv3_resnet50"].sample_shape == (3, 512, 512)
+
+
+def test_extras_not_default():
+    assert "vgg16" in zoo.NETWORKS and "vgg16" not in zoo.names()
+    assert "vgg16" in zoo.names(include_extra=True)
+
+
+def test_parse_names():
+    assert zoo.parse_names("") == zoo.names()
+    assert zoo.parse_names("resnet18, gpt2") == ["resnet18", "gpt2"]
+    assert zoo.parse_names("heldout") == zoo.names("heldout")
+    assert zoo.parse_names("resnet18,train")[0] == "resnet18"
+    assert len(zoo.parse_names("resnet18,train")) == len(zoo.names("train"))  # deduplicated
+    assert set(zoo.parse_names("all")) == set(zoo.NETWORKS)
+    with pytest.raises(KeyError):
+        zoo.parse_names("resnet19")
+
+
+def test_build_small_networks_with_torch():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchvision")
+    for name, batch in (("lstm", 2), ("gru", 1), ("resnet18", 2)):
+        model, inputs, meta = zoo.build(name, batch)
+        assert not model.training
+        assert inputs[0].shape[0] == batch and inputs[0].abs().sum() > 0
+        with torch.inference_mode():
+            y = model(*inputs)
+        assert isinstance(y, torch.Tensor) and y.shape[0] == batch
+        assert meta["network"] == name and meta["n_params"] > 0
+
+
+def test_build_token_inputs_with_torch():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    (x,) = zoo.make_inputs(zoo.NETWORKS["bert_base"], 3)
+    assert x.dtype == torch.int64 and x.shape == (3, zoo.SEQ_LEN)
+    assert int(x.min()) >= 1 and int(x.max()) < zoo.NETWORKS["bert_base"].vocab_size

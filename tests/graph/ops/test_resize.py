@@ -1,0 +1,40 @@
+"""Resize (opset 13) and Upsample (opset 9)."""
+import numpy as np
+import pytest
+
+from predictor.types import WorkKind
+from tests.helpers import one_node
+
+VEC = WorkKind.VECTOR
+
+
+@pytest.mark.parametrize("mode, per", [("nearest", 0), ("linear", 8), ("cubic", 32)])
+def test_resize_2x(mode, per):
+    # 1x3x8x8 -> 1x3x16x16 (768 outputs); 2 axes resized: linear 2*2**2 = 8, cubic 2*4**2 = 32
+    work = one_node("Resize", [("x", "float32", (1, 3, 8, 8)), ("", "float32", None), ("", "float32", None),
+                               ("sizes", "int64", (4,))],
+                    [("y", "float32", None)], attrs=dict(mode=mode),
+                    initializers={"sizes": np.array([1, 3, 16, 16], dtype=np.int64)}, opset=13).work
+    assert work.flops.get(VEC, 0) == per * 768
+    assert work.kernels == 1
+    assert work.bytes_read == 192 * 4 + 4 * 8  # X + sizes = 800
+    assert work.bytes_written == 768 * 4
+
+
+def test_upsample_opset9_bilinear_fp16():
+    work = one_node("Upsample", [("x", "float32", (1, 3, 8, 8)), ("scales", "float32", (4,))],
+                    [("y", "float32", None)], attrs=dict(mode="linear"),
+                    initializers={"scales": np.array([1, 1, 2, 2], dtype=np.float32)}, opset=9,
+                    precision="fp16").work
+    assert work.flops == {VEC: 8 * 768}
+    assert work.bytes_read == 192 * 2 + 4 * 2
+    assert work.bytes_written == 768 * 2
+
+
+def test_resize_one_axis_linear():
+    # only W changes: 2 taps -> 4 FLOPs per output
+    work = one_node("Resize", [("x", "float32", (1, 1, 4, 4)), ("", "float32", None), ("", "float32", None),
+                               ("sizes", "int64", (4,))],
+                    [("y", "float32", None)], attrs=dict(mode="linear"),
+                    initializers={"sizes": np.array([1, 1, 4, 8], dtype=np.int64)}, opset=13).work
+    assert work.flops == {VEC: 4 * 32}

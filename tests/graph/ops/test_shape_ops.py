@@ -1,0 +1,54 @@
+"""Views and host-side ops cost nothing; ConstantOfShape is a fill kernel."""
+import numpy as np
+import pytest
+
+from tests.helpers import one_node
+
+X = ("x", "float32", (2, 3, 4))
+
+
+@pytest.mark.parametrize("op, ins, inits, attrs, opset", [
+    ("Reshape", [X, ("s", "int64", (2,))], {"s": np.array([6, 4], np.int64)}, {}, 17),
+    ("Flatten", [X], {}, dict(axis=1), 17),
+    ("Squeeze", [("x", "float32", (2, 1, 4)), ("a", "int64", (1,))], {"a": np.array([1], np.int64)}, {}, 17),
+    ("Unsqueeze", [X, ("a", "int64", (1,))], {"a": np.array([0], np.int64)}, {}, 17),
+    ("Shape", [X], {}, {}, 17),
+    ("Size", [X], {}, {}, 17),
+    ("Identity", [X], {}, {}, 17),
+    ("Dropout", [X], {}, {}, 17),
+])
+def test_free_ops(op, ins, inits, attrs, opset):
+    out_type = "int64" if op in ("Shape", "Size") else "float32"
+    cost = one_node(op, ins, [("y", out_type, None)], attrs=attrs, initializers=inits, opset=opset)
+    assert cost.kernels == 0
+    assert cost.work.bytes_read == 0 and cost.work.bytes_written == 0
+    assert cost.total_flops == 0
+
+
+def test_constant_is_free():
+    from onnx import helper, TensorProto
+    t = helper.make_tensor("v", TensorProto.FLOAT, (2,), [1.0, 2.0])
+    cost = one_node("Constant", [], [("y", "float32", None)], attrs=dict(value=t))
+    assert cost.kernels == 0
+
+
+def test_constant_of_shape_is_a_fill_kernel():
+    work = one_node("ConstantOfShape", [("s", "int64", (2,))], [("y", "float32", None)],
+                    initializers={"s": np.array([16, 8], np.int64)}).work
+    assert work.kernels == 1
+    assert work.bytes_read == 0 and work.bytes_written == 16 * 8 * 4
+    assert dict(work.input_bytes) == {}
+
+
+def test_constant_of_shape_of_a_shape_vector_is_host_arithmetic():
+    # torchscript's expand pattern: ConstantOfShape([2]) -> int64 [1, 1], a shape vector
+    work = one_node("ConstantOfShape", [("s", "int64", (1,))], [("y", "int64", None)],
+                    initializers={"s": np.array([2], np.int64)}).work
+    assert work.kernels == 0
+
+
+def test_constant_of_shape_int_2d_is_a_kernel():
+    # BERT's token_type_ids = torch.zeros(input_shape, dtype=long)
+    work = one_node("ConstantOfShape", [("s", "int64", (2,))], [("y", "int64", None)],
+                    initializers={"s": np.array([1, 128], np.int64)}).work
+    assert work.kernels == 1 and work.bytes_written == 128 * 8

@@ -1,0 +1,123 @@
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from predictor.graph.loader import load, load_model_proto
+from predictor.types import PredictorError
+from tests.helpers import make_model
+
+
+def _reshape_chain_model():
+    # x[B,3,4] -> Reshape to [B, 24/2] where 24/2 is computed with Div+Cast (beyond ONNX data propagation)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "i0"], ["b"], axis=0),
+        helper.make_node("Unsqueeze", ["b", "ax0"], ["bu"]),
+        helper.make_node("Div", ["c24", "c2"], ["c12"]),
+        helper.make_node("Cast", ["c12"], ["c12i"], to=TensorProto.INT64),
+        helper.make_node("Concat", ["bu", "c12i"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["y"]),
+        helper.make_node("Relu", ["y"], ["z"]),
+    ]
+    inits = {"i0": np.array(0, dtype=np.int64), "ax0": np.array([0], dtype=np.int64),
+             "c24": np.array([24.0], dtype=np.float32), "c2": np.array([2.0], dtype=np.float32)}
+    return make_model(nodes, [("x", "float32", ["B", 3, 4])], [("z", "float32", None)], inits)
+
+
+def test_binds_batch_and_folds_shape_arithmetic():
+    g = load_model_proto(_reshape_chain_model(), batch=5)
+    relu = g.nodes[-1]
+    assert relu.inputs[0].shape == (5, 12)  # 5*3*4 = 60 = 5*12
+    assert g.input_bindings["x"] == (5, 3, 4)
+    assert dict(g.nodes[-2].const_inputs)["shape"] == (5, 12)
+
+
+def test_default_batch_is_one():
+    g = load_model_proto(_reshape_chain_model())
+    assert g.nodes[-1].outputs[0].shape == (1, 12)
+
+
+def test_shape_option_binds_whole_input():
+    g = load_model_proto(_reshape_chain_model(), shapes={"x": (2, 6, 2)})
+    assert g.nodes[-1].outputs[0].shape == (2, 12)
+
+
+def test_unbound_non_leading_dim_names_input_and_fix():
+    m = make_model([helper.make_node("Relu", ["x"], ["y"])], [("x", "float32", ["N", "seq"])],
+                   [("y", "float32", None)])
+    with pytest.raises(PredictorError, match=r"input 'x' has unbound symbolic dimension 'seq'.*--shape x=N,seq"):
+        load_model_proto(m, batch=2)
+
+
+def test_shape_for_unknown_input():
+    with pytest.raises(PredictorError, match="unknown input 'y'"):
+        load_model_proto(_reshape_chain_model(), shapes={"y": (1,)})
+
+
+def test_digraph_edges():
+    g = load_model_proto(_reshape_chain_model(), batch=2)
+    dg = g.digraph
+    assert dg.number_of_nodes() == 8
+    assert dg.has_edge(g.nodes[-2].name, g.nodes[-1].name)
+
+
+def test_cycle_rejected():
+    nodes = [helper.make_node("Relu", ["b"], ["a"]), helper.make_node("Relu", ["a"], ["b"])]
+    m = make_model(nodes, [("x", "float32", [1])], [("b", "float32", None)])
+    with pytest.raises(PredictorError, match="reads tensor|cycle"):
+        load_model_proto(m)
+
+
+def test_dangling_input_rejected():
+    m = make_model([helper.make_node("Add", ["x", "ghost"], ["y"])], [("x", "float32", [1])],
+                   [("y", "float32", None)])
+    with pytest.raises(PredictorError, match="'ghost' that no node"):
+        load_model_proto(m)
+
+
+def test_external_data_never_read(tmp_path):
+    w = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    m = make_model([helper.make_node("MatMul", ["x", "w"], ["y"])], [("x", "float32", ["N", 64]),
+                   ("w", "float32", [64, 64])], [("y", "float32", None)], {"w": w})
+    path = tmp_path / "m.onnx"
+    onnx.save_model(m, str(path), save_as_external_data=True, location="m.onnx.data", size_threshold=1024)
+    (tmp_path / "m.onnx.data").unlink()  # weights gone: the loader must not care
+    g = load(str(path), batch=3)
+    assert g.nodes[0].outputs[0].shape == (3, 64)
+
+
+@pytest.mark.parametrize("payload,msg", [
+    (b"", "is empty"),
+    (b"\x00\xff\x13garbage" * 10, "not a valid ONNX model|holds no ONNX graph"),
+])
+def test_bad_files(tmp_path, payload, msg):
+    p = tmp_path / "bad.onnx"
+    p.write_bytes(payload)
+    with pytest.raises(PredictorError, match=msg):
+        load(str(p))
+
+
+def test_truncated_file(tmp_path):
+    m = _reshape_chain_model()
+    data = m.SerializeToString()
+    for cut in (len(data) // 3, len(data) // 2, len(data) - 3):
+        p = tmp_path / f"t{cut}.onnx"
+        p.write_bytes(data[:cut])
+        with pytest.raises(PredictorError):
+            load(str(p))
+
+
+def test_dynamo_style_functions_are_inlined():
+    from onnx import helper as h
+
+    fn = h.make_function("pkg.local", "MyRelu", ["a"], ["b"], [h.make_node("Relu", ["a"], ["b"])],
+                         opset_imports=[h.make_opsetid("", 18)])
+    node = h.make_node("MyRelu", ["x"], ["y"], domain="pkg.local")
+    graph = h.make_graph([node], "g", [h.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+                         [h.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 18), h.make_opsetid("pkg.local", 1)],
+                     functions=[fn])
+    g = load_model_proto(m, batch=4)
+    assert [n.op_type for n in g.nodes] == ["Relu"]
+    assert g.nodes[0].outputs[0].shape == (4, 8)

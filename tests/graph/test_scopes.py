@@ -1,0 +1,22 @@
+import pytest
+
+from predictor.graph.scopes import node_scope, scope_from_metadata, scope_from_name
+
+
+@pytest.mark.parametrize("name,scope", [
+    ("/layer1/layer1.0/conv1/Conv", "layer1.0.conv1"),
+    ("/layer1/layer1.0/downsample/downsample.0/Conv", "layer1.0.downsample.0"),
+    ("/encoder/layer.0/attention/self/query/MatMul", "encoder.layer.0.attention.self.query"),
+    ("/fc/Gemm", "fc"),
+    ("/Flatten", ""),
+    ("node_Conv_12", ""),
+])
+def test_scope_from_torchscript_names(name, scope):
+    assert scope_from_name(name) == scope
+
+
+def test_scope_from_dynamo_metadata():
+    assert scope_from_metadata("['', 'layer1', 'layer1.0', 'layer1.0.conv1']") == "layer1.0.conv1"
+    assert scope_from_metadata("['layer1', 'layer1.0', 'conv1']") == "layer1.0.conv1"
+    assert scope_from_metadata("__import__('os')") == ""
+    assert node_scope("node_conv2d", {"pkg.torch.onnx.name_scopes": "['features', 'features.0']"}) == "features.0"
