@@ -151,7 +151,7 @@ def reference_time(res: CaseResult) -> None:
     """Fill reference_time_s / reference_source from the measured parts."""
     if res.program_differs is False and math.isfinite(res.replay_median_s):
         res.reference_time_s, res.reference_source = res.replay_median_s, "replay_median"
-    elif math.isfinite(res.kernel_sum_eager_s):
+    elif math.isfinite(res.kernel_sum_eager_s) and res.n_kernels_eager > 0:
         res.reference_time_s = res.kernel_sum_eager_s + REFERENCE_LAUNCH_S * res.n_kernels_eager
         res.reference_source = "eager_kernel_sum+launch"
     elif math.isfinite(res.replay_median_s):

@@ -17,12 +17,13 @@ for stage in "$@"; do
           > "$OUT/export_summary.txt" 2>&1 ) & bg_pid=$! ;;
     ert)
       stamp "ert"; mkdir -p "$OUT/ert"
-      timeout 240 python3 -m calibration.ert --out "$OUT/ert/h200.json" > "$OUT/ert/log.txt" 2>&1
+      timeout 180 python3 -m calibration.ert --out "$OUT/ert/h200.json" > "$OUT/ert/log.txt" 2>&1
       stamp "ert rc=$?"; tail -n 30 "$OUT/ert/log.txt" ;;
     timing)
       stamp "timing"; mkdir -p "$OUT/timing"
       timeout "${TIMING_TIMEOUT:-330}" python3 -m calibration.networks.timing --out "$OUT/timing" \
-          --max-seconds "${TIMING_BUDGET:-300}" > "$OUT/timing/log.txt" 2>&1
+          --names "${TIMING_NAMES:-resnet50,efficientnet_b0,bert_base,gpt2,lstm,gru,deeplabv3_resnet50,fcn_resnet50,vit_b_16,swin_t,mobilenet_v3_large,regnet_y_1_6gf,convnext_tiny,distilbert,resnet18,deepcam_lite,densenet121,lraspp_mobilenet_v3_large}" \
+          --case-budget-s "${TIMING_CASE_S:-2.0}" --max-seconds "${TIMING_BUDGET:-300}" > "$OUT/timing/log.txt" 2>&1
       stamp "timing rc=$?"; tail -n 25 "$OUT/timing/log.txt" ;;
     microbench)
       stamp "microbench"; mkdir -p "$OUT/micro"

@@ -40,6 +40,10 @@ def test_reference_time_rules():
     timing.reference_time(r)
     assert r.reference_time_s == pytest.approx(0.9e-3 + 100 * 0.45e-6)
     assert r.reference_source == "eager_kernel_sum+launch"
+    empty = timing.CaseResult("n", "fp16", 1, replay_median_s=1e-3, kernel_sum_eager_s=0.0,
+                              n_kernels_eager=0, program_differs=True)
+    timing.reference_time(empty)           # no kernel list (profiler trouble): fall back to the replay
+    assert empty.reference_time_s == 1e-3 and empty.reference_source == "replay_median_unverified"
 
 
 def test_parse_args(tmp_path):
