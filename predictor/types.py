@@ -64,11 +64,17 @@ def frozen_map(d: Mapping | None = None) -> Mapping:
 
 @dataclass(frozen=True)
 class TensorInfo:
-    """A typed tensor of the graph. ``shape`` is None when it could not be inferred."""
+    """A typed tensor of the graph. ``shape`` is None when it could not be inferred.
+
+    ``is_initializer``: the value is fixed before inference runs (a graph initializer, a Constant
+    node's output, or computed only from those, such as a weight the exporter slices and reorders):
+    a weight or buffer, read from memory, never produced by a kernel of the forward pass.
+    """
 
     name: str
     dtype: str  # numpy-style name of the ONNX element type: float32, float16, int64, bool, ...
     shape: tuple[int, ...] | None
+    is_initializer: bool = False
 
     @property
     def numel(self) -> int | None:

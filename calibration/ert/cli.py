@@ -36,6 +36,10 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--from-raw", type=Path, default=None,
                    help="rebuild profile and charts from a saved raw JSON (no GPU needed)")
     p.add_argument("--no-charts", action="store_true", help="do not write charts")
+    p.add_argument("--bandwidth-series", default=None,
+                   help="sweep whose plateaus give L2 and HBM (default: the run's canonical series, rmw_fp32)")
+    p.add_argument("--l1-series", default=None,
+                   help="sweep whose first plateau gives L1 (default: the run's block-local L1 series)")
     return p
 
 
@@ -136,7 +140,14 @@ def main(argv: list[str] | None = None, prog: str = "predict calibrate ert") -> 
     try:
         from .summary import summarise
 
-        summary = summarise(raw)
+        # the series choice is an interpretation of the measurement: it goes into the summary and the
+        # profile's notes, the raw data is written back as measured
+        cfg = dict(raw.get("config", {}))
+        if args.bandwidth_series:
+            cfg["canonical_series"] = args.bandwidth_series
+        if args.l1_series:
+            cfg["l1_series"] = args.l1_series
+        summary = summarise({**raw, "config": cfg})
         write_json(raw, paths["raw"])
         profile = build_profile(raw, datasheet, name=name, raw_data=paths["raw"].name,
                                 summary=summary, fallback_profile=fallback)

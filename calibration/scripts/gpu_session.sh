@@ -42,6 +42,15 @@ for stage in "$@"; do
       timeout "${NCU_TIMEOUT:-540}" python3 -m calibration.ncu.collect --plan calibration/ncu/plans/h200_samples.json \
           --listing calibration/data/h200/env/query_metrics_gh100.txt \
           --out "$OUT/ncu/samples" > "$OUT/ncu/samples_log.txt" 2>&1; stamp "ncu rc=$?"; tail -n 15 "$OUT/ncu/samples_log.txt" ;;
+    timing-each)
+      # one process per network: a CUDA error in one network (a sticky illegal address) cannot poison the rest
+      stamp "timing, one process per network"; mkdir -p "$OUT/timing"; t0=$(date +%s)
+      for name in ${TIMING_NAMES//,/ }; do
+        if [ $(( $(date +%s) - t0 )) -gt "${TIMING_BUDGET:-300}" ]; then echo "skipped $name: budget"; continue; fi
+        timeout "${TIMING_NET_TIMEOUT:-70}" python3 -m calibration.networks.timing --names "$name" --out "$OUT/timing/$name" \
+            --case-budget-s "${TIMING_CASE_S:-1.5}" --max-seconds "${TIMING_NET_BUDGET:-55}" > "$OUT/timing/$name.log" 2>&1
+        echo "$name rc=$? $(( $(date +%s) - t0 )) s"
+      done ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

@@ -21,6 +21,7 @@ from onnx import TensorProto
 from ..types import Node, PredictorError, TensorInfo, frozen_map
 from . import shapes as shape_fns
 from .protoscan import read_model_bytes
+from .shapes import RawNode
 from .scopes import node_scope
 
 MAX_CONST_ELEMS = 4096  # integer tensors up to this size are tracked by value (shapes, axes, pads)
@@ -63,12 +64,18 @@ class Graph:
 _DTYPE_NAMES = {"float": "float32", "double": "float64"}
 
 
+_DTYPE_CACHE: dict[int, str] = {}
+
+
 def dtype_name(elem_type: int) -> str:
-    try:
-        name = TensorProto.DataType.Name(elem_type).lower()
-    except ValueError:
-        return "unknown"
-    return _DTYPE_NAMES.get(name, name)
+    name = _DTYPE_CACHE.get(elem_type)
+    if name is None:
+        try:
+            name = TensorProto.DataType.Name(elem_type).lower()
+        except ValueError:
+            return "unknown"
+        name = _DTYPE_CACHE[elem_type] = _DTYPE_NAMES.get(name, name)
+    return name
 
 
 def read_model(path: str) -> onnx.ModelProto:
@@ -120,28 +127,34 @@ def load_model_proto(model: onnx.ModelProto, batch: int | None = None,
         raise PredictorError(f"unsupported default-domain opset {opset}")
     init_names = {t.name for t in model.graph.initializer}
     bindings = _bind_inputs(model, batch, dict(shapes or {}), init_names)
-    _check_graph(model)
+    raw = _check_graph(model, init_names)
+    static = _static_tensors(raw, init_names)
     consts = _initial_consts(model)
     _drop_weight_data(model)
     model = _infer(model)
+    infos = _collect_infos(model)
     for _ in range(MAX_INFER_ROUNDS):
-        infos = _collect_infos(model)
-        added = _complete_shapes(model, infos, consts)
-        if not added:
+        added, stuck = _complete_shapes(raw, infos, consts)
+        if not (added and stuck):
             break
+        # our shapes may let ONNX infer ops we have no shape function for: ask it again
         _record_value_info(model, added)
         model = _infer(model)
-    infos = _collect_infos(model)
-    _complete_shapes(model, infos, consts)  # fold constants for the final pass too
-    nodes = _build_nodes(model, infos, consts)
+        infos = _collect_infos(model)
+    nodes = _build_nodes(raw, infos, consts, static)
     g = model.graph
+    final = {t.name: t for n in nodes for t in n.inputs + n.outputs if t is not None}
+
+    def info(name: str) -> TensorInfo:
+        return final.get(name) or _with_static(infos.get(name) or TensorInfo(name, "unknown", None), static)
+
     return Graph(
         name=g.name or os.path.basename(path),
         path=path,
         opset=opset,
         nodes=nodes,
-        inputs=tuple(infos[i.name] for i in g.input if i.name not in init_names),
-        outputs=tuple(infos.get(o.name, TensorInfo(o.name, "unknown", None)) for o in g.output),
+        inputs=tuple(info(i.name) for i in g.input if i.name not in init_names),
+        outputs=tuple(info(o.name) for o in g.output),
         producer=f"{model.producer_name} {model.producer_version}".strip(),
         input_bindings=frozen_map(bindings),
     )
@@ -210,43 +223,45 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
     return bound
 
 
-def _check_graph(model: onnx.ModelProto) -> None:
-    """Reject graphs whose nodes read tensors nothing produces or that contain a cycle."""
+def _check_graph(model: onnx.ModelProto, init_names: set[str]) -> list[RawNode]:
+    """The graph's nodes in topological order (the proto is reordered to match when it was not).
+
+    Rejects graphs whose nodes read tensors nothing produces or that contain a cycle.
+    """
     g = model.graph
-    known = {i.name for i in g.input} | {t.name for t in g.initializer} | {""}
+    raw = [RawNode(n) for n in g.node]
+    known = {i.name for i in g.input} | init_names | {""}
     produced_by: dict[str, int] = {}
-    for k, n in enumerate(g.node):
+    for k, n in enumerate(raw):
         for o in n.output:
             if o:
                 produced_by[o] = k
-    for n in g.node:
+    for n in raw:
         for i in n.input:
             if i not in known and i not in produced_by:
                 raise PredictorError(
                     f"node '{n.name or n.op_type}' reads tensor '{i}' that no node, input or initializer produces")
-    order = _topo_order(g)
+    order = _topo_order(raw, produced_by)
     if order is None:
         raise PredictorError("the graph contains a cycle")
-    if order != list(range(len(g.node))):
-        nodes = [g.node[k] for k in order]
+    if any(k != j for j, k in enumerate(order)):
+        raw = [raw[k] for k in order]
+        nodes = [n.proto for n in raw]
         del g.node[:]
         g.node.extend(nodes)
+        raw = [RawNode(n) for n in g.node]  # the extended protos are copies
+    return raw
 
 
-def _topo_order(g) -> list[int] | None:
-    produced_by: dict[str, int] = {}
-    for k, n in enumerate(g.node):
-        for o in n.output:
-            if o:
-                produced_by[o] = k
-    indeg = [0] * len(g.node)
-    users: list[list[int]] = [[] for _ in g.node]
-    for k, n in enumerate(g.node):
+def _topo_order(raw: list[RawNode], produced_by: dict[str, int]) -> list[int] | None:
+    indeg = [0] * len(raw)
+    users: list[list[int]] = [[] for _ in raw]
+    for k, n in enumerate(raw):
         deps = {produced_by[i] for i in n.input if i in produced_by}
         indeg[k] = len(deps)
         for d in deps:
             users[d].append(k)
-    ready = [k for k in range(len(g.node)) if indeg[k] == 0]
+    ready = [k for k in range(len(raw)) if indeg[k] == 0]
     ready.reverse()
     order: list[int] = []
     while ready:
@@ -256,10 +271,35 @@ def _topo_order(g) -> list[int] | None:
             indeg[u] -= 1
             if indeg[u] == 0:
                 ready.append(u)
-    return order if len(order) == len(g.node) else None
+    return order if len(order) == len(raw) else None
+
+
+# ops whose outputs are not fixed by their inputs, and control flow (bodies may read activations)
+_NOT_FOLDABLE = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+                           "Bernoulli", "If", "Loop", "Scan"})
+
+
+def _static_tensors(raw: list[RawNode], init_names: set[str]) -> set[str]:
+    """Tensors whose values are fixed before inference runs: initializers, Constant outputs, and the
+    outputs of nodes computed only from those (weight reordering, transposed or reshaped parameters)."""
+    static = set(init_names)
+    for n in raw:
+        if n.op_type == "Constant":
+            static.update(o for o in n.output if o)
+        elif n.op_type not in _NOT_FOLDABLE:
+            present = [i for i in n.input if i]
+            if present and all(i in static for i in present):
+                static.update(o for o in n.output if o)
+    return static
+
+
+def _with_static(info: TensorInfo, static: set[str]) -> TensorInfo:
+    return TensorInfo(info.name, info.dtype, info.shape, True) if info.name in static else info
 
 
 def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
+    import onnx.shape_inference
+
     try:
         return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
     except Exception:
@@ -270,41 +310,42 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
 def _collect_infos(model: onnx.ModelProto) -> dict[str, TensorInfo]:
     infos: dict[str, TensorInfo] = {}
     g = model.graph
-    for vi in list(g.input) + list(g.value_info) + list(g.output):
-        infos[vi.name] = _info_from_value_info(vi)
+    for vis in (g.input, g.value_info, g.output):
+        for vi in vis:
+            infos[vi.name] = _info_from_value_info(vi)
     for t in g.initializer:
         infos[t.name] = TensorInfo(t.name, dtype_name(t.data_type), tuple(int(d) for d in t.dims))
     return infos
 
 
 def _info_from_value_info(vi) -> TensorInfo:
+    name = vi.name
     if not vi.type.HasField("tensor_type"):
-        return TensorInfo(vi.name, "unknown", None)
+        return TensorInfo(name, "unknown", None)
     tt = vi.type.tensor_type
-    dtype = dtype_name(tt.elem_type) if tt.elem_type else "unknown"
+    elem = tt.elem_type
+    dtype = dtype_name(elem) if elem else "unknown"
     if not tt.HasField("shape"):
-        return TensorInfo(vi.name, dtype, None)
+        return TensorInfo(name, dtype, None)
     dims = []
     for d in tt.shape.dim:
-        if d.HasField("dim_value") and d.dim_value >= 0:
-            dims.append(int(d.dim_value))
+        v = d.dim_value
+        if v > 0 or (v == 0 and d.HasField("dim_value")):
+            dims.append(v)
         else:
-            return TensorInfo(vi.name, dtype, None)
-    return TensorInfo(vi.name, dtype, tuple(dims))
+            return TensorInfo(name, dtype, None)
+    return TensorInfo(name, dtype, tuple(dims))
 
 
 def _initial_consts(model: onnx.ModelProto) -> dict[str, np.ndarray]:
-    """Small integer/float tensors stored inside the graph (never external data)."""
-    from onnx import numpy_helper
-
+    """Small tensors stored inside the graph (never external data)."""
     consts: dict[str, np.ndarray] = {}
     for t in model.graph.initializer:
-        if _is_external(t) or int(np.prod(t.dims, dtype=np.int64)) > MAX_CONST_ELEMS:
+        if _is_external(t) or shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS:
             continue
-        try:
-            consts[t.name] = numpy_helper.to_array(t)
-        except Exception:
-            continue
+        v = shape_fns.tensor_value(t)
+        if v is not None:
+            consts[t.name] = v
     return consts
 
 
@@ -315,7 +356,7 @@ def _drop_weight_data(model: onnx.ModelProto) -> None:
     """Forget the values of large initializers stored inside the file: only their dims and type matter,
     and shape inference would otherwise copy them on every round."""
     for t in model.graph.initializer:
-        if int(np.prod(t.dims, dtype=np.int64)) > MAX_CONST_ELEMS and not _is_external(t):
+        if shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS and not _is_external(t):
             for f in _DATA_FIELDS:
                 t.ClearField(f)
 
@@ -324,48 +365,65 @@ def _is_external(t) -> bool:
     return t.data_location == TensorProto.EXTERNAL or any(e.key == "location" for e in t.external_data)
 
 
-def _complete_shapes(model, infos: dict[str, TensorInfo], consts: dict[str, np.ndarray]) -> dict[str, TensorInfo]:
-    """Fold small constants and fill unknown output shapes; returns the newly known tensors."""
+_NO_INPUT_FOLDS = frozenset({"Constant", "Shape", "Size"})
+
+
+def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
+                     consts: dict[str, np.ndarray]) -> tuple[dict[str, TensorInfo], int]:
+    """One pass in topological order: fold small tensors and fill unknown output shapes and types.
+
+    Returns the newly known tensors and how many outputs are still unknown although every input of
+    their node has a shape (work for another round of ONNX inference).
+    """
     added: dict[str, TensorInfo] = {}
-    for n in model.graph.node:
+    stuck = 0
+    fold, infer = shape_fns.fold, shape_fns.infer
+    for n in raw:
         ins = [infos.get(i) if i else None for i in n.input]
         vals = [consts.get(i) if i else None for i in n.input]
-        try:
-            out_vals = shape_fns.fold(n, vals, ins)
-        except Exception:
-            out_vals = None
-        if out_vals is not None:
-            for name, v in zip(n.output, out_vals):
-                if name and v is not None and v.size <= MAX_CONST_ELEMS:
-                    consts[name] = v
+        if shape_fns.has_folder(n.op_type) and (n.op_type in _NO_INPUT_FOLDS or any(v is not None for v in vals)):
+            try:
+                out_vals = fold(n, vals, ins)
+            except Exception:
+                out_vals = None
+            if out_vals is not None:
+                for name, v in zip(n.output, out_vals):
+                    if name and v is not None and v.size <= MAX_CONST_ELEMS:
+                        consts[name] = v
         for k, name in enumerate(n.output):
             if not name:
                 continue
             cur = infos.get(name)
-            if cur is not None and cur.shape is not None:
+            if cur is not None and cur.shape is not None and cur.dtype != "unknown":
                 continue
-            shape = None
+            shape = cur.shape if cur is not None else None
             dtype = cur.dtype if cur is not None else "unknown"
-            if name in consts:
-                shape = tuple(int(d) for d in consts[name].shape)
-                dtype = str(consts[name].dtype) if dtype == "unknown" else dtype
-            else:
-                try:
-                    shape = shape_fns.infer(n, ins, vals, k)
-                except Exception:
-                    shape = None
+            if shape is None:
+                if name in consts:
+                    shape = tuple(int(d) for d in consts[name].shape)
+                    if dtype == "unknown":
+                        dtype = str(consts[name].dtype)
+                else:
+                    try:
+                        shape = infer(n, ins, vals, k)
+                    except Exception:
+                        shape = None
             if shape is not None and all(0 <= d <= MAX_DIM for d in shape):
                 if dtype == "unknown":
-                    dtype = shape_fns.output_dtype(n, ins)
+                    dtype = shape_fns.output_dtype(n, ins, k)
                 info = TensorInfo(name, dtype, tuple(int(d) for d in shape))
                 infos[name] = info
                 added[name] = info
-    return added
+            elif all(i is not None and i.shape is not None for i, nm in zip(ins, n.input) if nm):
+                stuck += 1
+    return added, stuck
 
 
 _NP_TO_ONNX = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "float64": TensorProto.DOUBLE,
                "bfloat16": TensorProto.BFLOAT16, "int64": TensorProto.INT64, "int32": TensorProto.INT32,
-               "int8": TensorProto.INT8, "uint8": TensorProto.UINT8, "bool": TensorProto.BOOL}
+               "int8": TensorProto.INT8, "uint8": TensorProto.UINT8, "bool": TensorProto.BOOL,
+               "int16": TensorProto.INT16, "uint16": TensorProto.UINT16, "uint32": TensorProto.UINT32,
+               "uint64": TensorProto.UINT64}
 
 
 def _record_value_info(model, added: dict[str, TensorInfo]) -> None:
@@ -379,38 +437,52 @@ def _record_value_info(model, added: dict[str, TensorInfo]) -> None:
         model.graph.value_info.append(helper.make_tensor_value_info(name, elem, list(info.shape)))
 
 
-def _attrs(n) -> dict:
-    from onnx import helper
-
+def _attrs(n: RawNode) -> dict:
     out = {}
-    for a in n.attribute:
-        if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
-            out[a.name] = "<subgraph>"
-        elif a.type in (onnx.AttributeProto.TENSOR, onnx.AttributeProto.SPARSE_TENSOR):
-            out[a.name] = "<tensor>"
-        else:
-            v = helper.get_attribute_value(a)
-            if isinstance(v, bytes):
-                v = v.decode(errors="replace")
-            elif isinstance(v, list):
+    for name, v in n.attrs.items():
+        if isinstance(v, bytes):
+            v = v.decode(errors="replace")
+        elif isinstance(v, list):
+            if v and not isinstance(v[0], (int, float, bytes)):
+                v = "<subgraph>" if isinstance(v[0], onnx.GraphProto) else "<tensor>"
+            else:
                 v = tuple(x.decode(errors="replace") if isinstance(x, bytes) else x for x in v)
-            out[a.name] = v
+        elif isinstance(v, onnx.GraphProto):
+            v = "<subgraph>"
+        elif not isinstance(v, (int, float)):
+            v = "<tensor>"
+        out[name] = v
     return out
 
 
-def _build_nodes(model, infos, consts) -> tuple[Node, ...]:
+def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[str, np.ndarray],
+                 static: set[str]) -> tuple[Node, ...]:
+    final: dict[str, TensorInfo] = {}
+
+    def info(name: str) -> TensorInfo:
+        t = final.get(name)
+        if t is None:
+            t = infos.get(name) or TensorInfo(name, "unknown", None)
+            if name in static:
+                t = TensorInfo(t.name, t.dtype, t.shape, True)
+            final[name] = t
+        return t
+
+    known_values: dict[str, tuple] = {}
+    for name, v in consts.items():
+        if v.dtype.kind in "iub":
+            known_values[name] = tuple(v.reshape(-1).tolist())
     nodes = []
     seen: set[str] = set()
-    for k, n in enumerate(model.graph.node):
+    for k, n in enumerate(raw):
         name = n.name or f"{n.op_type}_{k}"
         if name in seen:
             name = f"{name}#{k}"
         seen.add(name)
-        ins = tuple((infos.get(i) or TensorInfo(i, "unknown", None)) if i else None for i in n.input)
-        outs = tuple(infos.get(o) or TensorInfo(o, "unknown", None) for o in n.output)
-        known = {i: tuple(consts[i].reshape(-1).tolist()) for i in n.input
-                 if i in consts and consts[i].dtype.kind in "iub"}
-        meta = {p.key: p.value for p in n.metadata_props} if n.metadata_props else None
+        ins = tuple(info(i) if i else None for i in n.input)
+        outs = tuple(info(o) for o in n.output)
+        known = {i: known_values[i] for i in n.input if i in known_values}
+        meta = {p.key: p.value for p in n.proto.metadata_props} if len(n.proto.metadata_props) else None
         nodes.append(Node(name=name, op_type=n.op_type, domain=n.domain, inputs=ins, outputs=outs,
                           attrs=frozen_map(_attrs(n)), const_inputs=frozen_map(known),
                           scope=node_scope(n.name, meta)))

@@ -1,91 +1,343 @@
 """Memory-traffic model: bytes moved at L1/shared (l1tex), L2 (lts) and HBM (dram) per node.
 
-Starts from compulsory bytes (inputs read once, outputs written once) and adds what real kernels do:
+The unit of account is the request a level serves, as Nsight Compute counts it: ``l1tex__t_bytes``
+(LSU global/local/texture requests at the L1TEX tag stage), ``lts__t_bytes`` (requests at the L2 slices)
+and ``dram__bytes_read + dram__bytes_write``. Every number below was checked against the H200 samples
+in ``calibration/data/h200/ncu`` (``python3 -m calibration.ncu.report`` prints the comparison).
 
-* GEMM/convolution tiling: an output tile of ``tile_m x tile_n`` reads a strip of A and of B, so A is
-  read ceil(N/tile_n) times and B ceil(M/tile_m) times through L2 (implicit-GEMM convolution: M = batch x
-  output pixels, N = output channels, K = input channels/group x kernel window; the im2col expansion of the
-  activations is read from L2, not materialised). Ignores: split-K, L2-side reuse between concurrent tiles,
-  epilogue fusion.
-* Hopper tensor-core kernels (wgmma) load operands with TMA from L2 into shared memory without touching
-  ``l1tex__t_bytes``: their L1 bytes are only the epilogue's output writes. CUDA-core kernels and pre-Hopper
-  tensor-core kernels move every global access through L1TEX (L1 = L2 bytes, re-reads included).
-* L2 residency between producer and consumer: an input produced by an earlier kernel is read from L2, not
-  HBM, while the bytes touched since it was written stay under ``resident_fraction`` of the L2 size. Weights
-  (initializers) come from HBM on first use in a forward. Outputs are written back to HBM in full (write-back
-  L2 evicts them later). Ignores: L2 set conflicts, compression, prefetch, partial residency (all or nothing).
+Starting point: compulsory bytes (every input read once, every output written once, OpWork's
+``bytes_read``/``bytes_written``). On top of that:
+
+* **GEMM / implicit-GEMM tiling** (nodes with ``OpWork.gemm`` = (batch, M, N, K)): a kernel computes
+  ``tile_m x tile_n`` output tiles; each tile streams a K-strip of A and of B, so A is fetched
+  ceil(N/tile_n) times and B ceil(M/tile_m) times, C written once. Convolution: M = images x output
+  pixels, N = output channels, K = Cin/groups x kernel window; at L2 the A operand is the input tensor X
+  (overlapping windows are served from shared memory/L1), at L1 it is the im2col expansion M x K that the
+  LSU-path kernels gather (``sm80_xmma``/``cutlass`` cp.async kernels, measured: within 10% for 1x1 and
+  3x3 tiles on the H200).
+  Tile sizes per execution path, from the kernels cuBLAS/cuDNN picked on the H200 (kernel names carry
+  them): ``tensor_tile`` 128x128 (Hopper wgmma kernels: ``nvjet_sm90`` 96x64 ... 448x64, ``sm90_xmma``
+  128x128/128x256), ``cuda_tile`` 128x64 (fp32 CUDA-core FFMA kernels: ``sm80_xmma_*_ffma`` 32x32 ...
+  256x64, 128x64 the most common). **Wave filling**: a library shrinks the tile until the grid covers
+  the SMs once (a 16 x 2048 x 512 LSTM step runs as 512 CTAs of a split-N kernel, BERT's 1024 x 768 x 768
+  linear layers as 96-192 CTAs): the larger tile side is halved while batch x tiles < ``sm_count``,
+  down to ``min_tile``. Ignores: split-K, stream-K, epilogue fusion beyond a bias, which tile the
+  library really picks (the per-kernel error is up to 2x either way; per network it averages out).
+* **TMA path** (Hopper/Blackwell tensor-core kernels): operands go L2 -> shared memory by TMA, never
+  through ``l1tex__t_bytes`` (seen: 0.0-0.2 MB of l1tex for a whole nvjet GEMM): L1 holds only the
+  node's non-GEMM passes (a separate bias kernel, copies). A cluster of ``tma_multicast`` CTAs fetches
+  the operand they share once (TMA multicast; cuBLAS' sm90 kernels run 1x2/2x1 clusters), so the larger
+  of the two operand streams is divided by it. The fp32 CUDA-core path (and any pre-Hopper tensor path)
+  loads through L1: L1 = tiled requests with im2col A; L2 = tiled requests with X as A.
+* **L2 partitions** (H100/H200): the L2 is two partitions joined by a fabric; a line homed in the far
+  partition is counted at both (``lts__t`` includes ``srcunit_ltcfabric`` sectors), so every *distinct*
+  byte a kernel touches adds ``l2_far_fraction`` x its size once (re-reads hit the near copy). Measured
+  on streaming kernels (ReLU, Add, batch-norm: L1 = compulsory, L2 = 1.45-1.50 x compulsory): 0.47.
+  Physically 0.5 for addresses hashed evenly over the two partitions. 0 on single-partition L2s.
+* **L2 residency / HBM**, two regimes (``residency``):
+
+  - ``"stream"`` (default; back-to-back execution, what a real forward pass does): an input produced by
+    an earlier kernel is read from L2, not HBM, while the bytes touched since it was written stay under
+    ``resident_fraction`` of the L2 (0.5: lines read by SMs on both sides are held in both partitions,
+    so the distinct-data capacity is about half the nominal size). Weights (initializers) and graph
+    inputs come from HBM on first use. Outputs are written back to HBM in full (write-back L2, evicted
+    later). All or nothing per tensor; ignores set conflicts, compression, prefetch.
+  - ``"replay"`` (how Nsight Compute measures with kernel replay and ``--cache-control none``): ncu saves
+    all memory a kernel can reach before the first pass and restores what it writes before every other
+    pass, so a kernel starts with only its *own output buffers* in L2. Measured on the H200: a kernel
+    reads its inputs from HBM even when the previous kernel just wrote them (ResNet-50: batch-norm after
+    conv, conv after ReLU), in-place ops read nothing (ReLU after batch-norm: 0.01 MB of 12.85), and HBM
+    writes appear only when the kernel's own footprint overflows the L2 (fp32 batch-norm on 2 x 25.7 MB:
+    24.6 MB written; fp16 on 2 x 12.9 MB: 1-2 MB). So: HBM read = every input except one overwritten in
+    place; HBM write = the part of the kernel's footprint beyond ``resident_fraction`` x L2, counted
+    again as a re-read of the in-place input it evicted. In place: an elementwise kernel whose first input
+    has the output's shape and type and no later reader (torchvision's ReLU(inplace=True) and
+    ``out += identity``; ONNX Runtime's allocation planner reuses a dying input the same way).
+    Use it to compare with or fit to ncu samples, whose kernel times are measured in the same state.
+
+Not modelled (reported by ``calibration.ncu.report``): layout-transform and cast kernels the runtime adds
+(not graph nodes), pooling windows re-read through L1 (~2.5x), layer-norm's repeated row reads in L1,
+data-dependent L2 compression.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from ..types import MemLevel, Node, OpWork, Unit, frozen_map
+from ..types import MemLevel, Node, OpWork, TensorInfo, Unit, frozen_map
+from .opclass import op_class
+
+RESIDENCY_MODES = ("stream", "replay")
+
+# SMs per GPU by architecture (the largest data-centre part): the wave-filling target. A profile's own
+# count can be passed through TrafficParams(sm_count=...).
+_SM_COUNT = {"volta": 80, "turing": 72, "ampere": 108, "ada": 142, "hopper": 132, "blackwell": 148}
 
 
 @dataclass(frozen=True)
 class TrafficParams:
-    tile_m: int = 128
-    tile_n: int = 128
-    resident_fraction: float = 0.5
-    tma_tensor_path: bool = False  # Hopper and later: wgmma operands via TMA, no l1tex traffic
+    """Parameters of the traffic model (see the module docstring for where each comes from)."""
+
+    tensor_tile: tuple[int, int] = (128, 128)   # (tile_m, tile_n) of tensor-core GEMM/conv kernels
+    cuda_tile: tuple[int, int] = (128, 64)      # (tile_m, tile_n) of CUDA-core (SIMT FFMA) kernels
+    min_tile: int = 16                          # wave filling never shrinks a tile side below this
+    sm_count: int = 132                         # wave filling: grids shrink tiles until they cover the SMs
+    tma_multicast: int = 2                      # CTAs per cluster sharing one operand's TMA loads
+    l2_far_fraction: float = 0.47               # extra lts__t bytes per distinct byte (two L2 partitions)
+    resident_fraction: float = 0.5              # share of the L2 that holds distinct data
+    residency: str = "stream"                   # "stream" (back-to-back) or "replay" (ncu kernel replay)
+    tma_tensor_path: bool = False               # Hopper and later: wgmma operands via TMA, no l1tex traffic
+    # Compatibility with the first version of this model (one tile for every path)
+    tile_m: int | None = None
+    tile_n: int | None = None
+
+    def tile(self, unit: Unit) -> tuple[int, int]:
+        if self.tile_m is not None or self.tile_n is not None:
+            base = self.tensor_tile if unit is Unit.TENSOR else self.cuda_tile
+            return (self.tile_m or base[0], self.tile_n or base[1])
+        return self.tensor_tile if unit is Unit.TENSOR else self.cuda_tile
 
 
-def params_for(arch: str) -> TrafficParams:
-    return TrafficParams(tma_tensor_path=arch.lower() in ("hopper", "blackwell"))
+def params_for(arch: str, residency: str = "stream", sm_count: int | None = None) -> TrafficParams:
+    """Default parameters for an architecture ('volta', 'ampere', 'hopper', ...).
+
+    Hopper and Blackwell: TMA path for tensor-core GEMMs and a two-partition L2 (fabric bytes); Ampere's
+    A100 also has two L2 partitions; earlier parts one.
+    """
+    if residency not in RESIDENCY_MODES:
+        raise ValueError(f"residency must be one of {RESIDENCY_MODES}, not {residency!r}")
+    a = arch.lower()
+    return TrafficParams(
+        tma_tensor_path=a in ("hopper", "blackwell"),
+        l2_far_fraction=0.47 if a in ("ampere", "hopper", "blackwell") else 0.0,
+        sm_count=sm_count or _SM_COUNT.get(a, 132),
+        residency=residency,
+    )
+
+
+# ------------------------------------------------------------------------------------------ tiling
+def choose_tile(batch: int, m: int, n: int, tile: tuple[int, int], sm_count: int,
+                min_tile: int = 16) -> tuple[int, int]:
+    """Wave filling: halve the larger tile side while batch x ceil(M/tm) x ceil(N/tn) < sm_count.
+
+    A side is never halved below ``min_tile``, nor kept above the (rounded-up) problem size it covers:
+    a 16-row GEMM uses a 16-row tile. Returns (tile_m, tile_n).
+    """
+    tm, tn = tile
+    tm = min(tm, max(min_tile, _pow2_ceil(m)))
+    tn = min(tn, max(min_tile, _pow2_ceil(n)))
+    while batch * math.ceil(m / tm) * math.ceil(n / tn) < sm_count:
+        if tm >= tn and tm > min_tile:
+            tm //= 2
+        elif tn > min_tile:
+            tn //= 2
+        elif tm > min_tile:
+            tm //= 2
+        else:
+            break
+    return tm, tn
+
+
+def _pow2_ceil(x: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(x, 1))))
 
 
 def gemm_l2_bytes(batch: int, m: int, n: int, k: int, elem_bytes: int, p: TrafficParams) -> float:
-    """A (M x K) read ceil(N/tile_n) times, B (K x N) read ceil(M/tile_m) times, C written once, per batch."""
-    a = m * k * elem_bytes * math.ceil(n / p.tile_n)
-    b = k * n * elem_bytes * math.ceil(m / p.tile_m)
+    """Tiled requests of a plain GEMM without wave filling: A (M x K) ceil(N/tile_n) times, B (K x N)
+    ceil(M/tile_m) times, C once, per batch (tensor-core tile). Kept for callers of the first version."""
+    tm, tn = p.tile(Unit.TENSOR)
+    a = m * k * elem_bytes * math.ceil(n / tn)
+    b = k * n * elem_bytes * math.ceil(m / tm)
     c = m * n * elem_bytes
     return float(batch * (a + b + c))
 
 
+def padded_gemm_flops(gemm: tuple[int, int, int, int], tile: tuple[int, int] = (128, 64)) -> float:
+    """FLOPs a tiled GEMM kernel executes: 2 x batch x ceil(M/tm)tm x ceil(N/tn)tn x K.
+
+    Tile quantization is real work on tensor cores and CUDA cores alike (partial tiles are computed in
+    full). With (128, 64) it matches the H200 samples within 1-4% per network (ResNet-50 batch 8:
+    M = 8 x 7 x 7 = 392 runs as 512 rows). Not applied to OpWork here: op formulas own FLOPs.
+    """
+    b, m, n, k = gemm
+    tm, tn = tile
+    return 2.0 * b * math.ceil(m / tm) * tm * math.ceil(n / tn) * tn * k
+
+
+@dataclass(frozen=True)
+class GemmTraffic:
+    """Requests of one GEMM/conv kernel: at L1 (LSU path) and L2 (SM side, before fabric bytes)."""
+
+    l1: float
+    l2: float
+    tile: tuple[int, int]
+
+
+def gemm_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: TrafficParams) -> GemmTraffic:
+    """Tiled operand requests of the GEMM kernel of ``node`` (``work.gemm`` must be set)."""
+    batch, m, n, k = work.gemm
+    tm, tn = choose_tile(batch, m, n, p.tile(unit), p.sm_count, p.min_tile)
+    n_m, n_n = math.ceil(m / tm), math.ceil(n / tn)
+    first = node.inputs[0] if node.inputs else None
+    a = work.input_bytes.get(first.name, 0.0) if first is not None else 0.0
+    a = min(a, work.gemm_operand_bytes)
+    b = max(work.gemm_operand_bytes - a, 0.0)
+    y = _out_bytes(node, elem_bytes)
+    a_l2 = a * n_n
+    b_l2 = b * n_m
+    tma = unit is Unit.TENSOR and p.tma_tensor_path
+    if tma and p.tma_multicast > 1:
+        if a_l2 >= b_l2:
+            a_l2 /= p.tma_multicast
+        else:
+            b_l2 /= p.tma_multicast
+    l2 = a_l2 + b_l2 + y
+    if tma:
+        l1 = 0.0
+    else:
+        a_l1 = float(batch * m * k * elem_bytes) if node.op_type in _IMPLICIT_GEMM else a
+        l1 = a_l1 * n_n + b * n_m + y
+    return GemmTraffic(l1=l1, l2=l2, tile=(tm, tn))
+
+
+_IMPLICIT_GEMM = frozenset({"Conv", "ConvInteger", "QLinearConv", "ConvTranspose"})
+
+
+def _out_bytes(node: Node, elem_bytes: int) -> float:
+    t = node.outputs[0] if node.outputs else None
+    if t is None or t.shape is None:
+        return 0.0
+    return float(_numel(t) * _elem(t, elem_bytes))
+
+
+def _numel(t: TensorInfo) -> int:
+    n = 1
+    for d in t.shape or ():
+        n *= d
+    return n
+
+
+_FLOAT = frozenset({"float64", "float32", "float16", "bfloat16", "float8e4m3fn", "float8e5m2",
+                    "float8e4m3fnuz", "float8e5m2fnuz"})
+_INT_BYTES = {"int64": 8, "int32": 4, "int16": 2, "int8": 1, "uint8": 1, "bool": 1, "uint16": 2,
+              "uint32": 4, "uint64": 8}
+
+
+def _elem(t: TensorInfo, elem_bytes: int) -> int:
+    return elem_bytes if t.dtype in _FLOAT else _INT_BYTES.get(t.dtype, 4)
+
+
+# ------------------------------------------------------------------------------------------ model
 class HierarchicalTraffic:
     """Assigns bytes per level to a sequence of (node, work) in execution order."""
 
     def __init__(self, l2_bytes: float, arch: str, params: TrafficParams | None = None):
         self.l2_bytes = l2_bytes
         self.params = params or params_for(arch)
+        if self.params.residency not in RESIDENCY_MODES:
+            raise ValueError(f"residency must be one of {RESIDENCY_MODES}, not {self.params.residency!r}")
 
-    def assign(self, seq: Sequence[tuple[Node, OpWork]], matmul_unit: Unit, elem_bytes: int):
+    def assign(self, seq: Sequence[tuple[Node, OpWork]], matmul_unit: Unit,
+               elem_bytes: int) -> list[Mapping[MemLevel, float]]:
         p = self.params
         window = p.resident_fraction * self.l2_bytes
+        life = _last_readers(seq)
         produced_at: dict[str, float] = {}  # tensor name -> cumulative bytes touched when it was written
         touched = 0.0
         out = []
-        for node, work in seq:
-            compulsory = work.bytes_read + work.bytes_written
+        for i, (node, work) in enumerate(seq):
             if work.kernels == 0:
+                src = node.inputs[0].name if node.inputs and node.inputs[0] is not None else None
                 for t in node.outputs:  # views alias their input: keep the producer's residency
-                    src = node.inputs[0].name if node.inputs and node.inputs[0] is not None else None
                     if src in produced_at and t.name:
                         produced_at[t.name] = produced_at[src]
                 out.append(frozen_map({lv: 0.0 for lv in MemLevel}))
                 continue
-            l2 = compulsory
+            compulsory = work.bytes_read + work.bytes_written
+            l1 = l2_requests = compulsory
             if work.gemm is not None:
-                b, m, n, k = work.gemm
-                l2 = max(compulsory, gemm_l2_bytes(b, m, n, k, elem_bytes, p) + (work.bytes_read - work.gemm_operand_bytes))
-            # HBM: inputs still resident in L2 are not re-read from HBM
-            hbm_read = work.bytes_read
-            if work.bytes_read > 0:
-                resident = 0.0
-                for t in node.inputs:
-                    if t is None or t.name not in produced_at or t.shape is None:
-                        continue
-                    if touched - produced_at[t.name] <= window:
-                        resident += work.input_bytes.get(t.name, 0.0)
-                hbm_read = max(work.bytes_read - resident, 0.0)
-            hbm = hbm_read + work.bytes_written
-            on_tensor = work.gemm is not None and matmul_unit is Unit.TENSOR
-            l1 = work.bytes_written if (on_tensor and p.tma_tensor_path) else l2
+                g = gemm_traffic(node, work, matmul_unit, elem_bytes, p)
+                # bytes of the node's other passes (bias kernel, operand copies): streamed once
+                other = max(compulsory - work.gemm_operand_bytes - _out_bytes(node, elem_bytes), 0.0)
+                l2_requests = g.l2 + other
+                l1 = g.l1 + other
+            l2 = l2_requests + p.l2_far_fraction * compulsory
+            if p.residency == "replay":
+                hbm = self._replay_hbm(node, work, i, life, window)
+            else:
+                hbm = self._stream_hbm(node, work, produced_at, touched, window)
             touched += compulsory
             for t in node.outputs:
                 if t.name:
                     produced_at[t.name] = touched
             out.append(frozen_map({MemLevel.L1: l1, MemLevel.L2: l2, MemLevel.HBM: hbm}))
         return out
+
+    @staticmethod
+    def _stream_hbm(node: Node, work: OpWork, produced_at: dict[str, float], touched: float,
+                    window: float) -> float:
+        """Inputs still resident in L2 are not re-read from HBM; outputs are written back in full."""
+        hbm_read = work.bytes_read
+        if work.bytes_read > 0:
+            resident = 0.0
+            for t in node.inputs:
+                if t is None or t.name not in produced_at or t.shape is None:
+                    continue
+                if touched - produced_at[t.name] <= window:
+                    resident += work.input_bytes.get(t.name, 0.0)
+            hbm_read = max(work.bytes_read - resident, 0.0)
+        return hbm_read + work.bytes_written
+
+    @staticmethod
+    def _replay_hbm(node: Node, work: OpWork, index: int, life: "_Lifetimes", window: float) -> float:
+        """Cold L2 except the kernel's own output buffers (see the module docstring)."""
+        inplace = _inplace_bytes(node, work, index, life)
+        k = max(work.kernels, 1)
+        footprint = work.bytes_read + work.bytes_written - inplace
+        spill = max(footprint - k * window, 0.0)
+        hbm_read = work.bytes_read - inplace + min(spill, inplace)
+        hbm_write = min(spill, work.bytes_written)
+        return hbm_read + hbm_write
+
+
+@dataclass(frozen=True)
+class _Lifetimes:
+    """Which buffers die where: views (no kernel) alias their first input's buffer."""
+
+    alias: Mapping[str, str]       # tensor name -> name of the buffer it is a view of
+    last_read: Mapping[str, int]   # buffer name -> index in seq of its last reader
+    produced: frozenset            # buffers written by a kernel of seq
+
+
+def _last_readers(seq: Sequence[tuple[Node, OpWork]]) -> _Lifetimes:
+    alias: dict[str, str] = {}
+    last: dict[str, int] = {}
+    produced: set[str] = set()
+    for i, (node, work) in enumerate(seq):
+        for t in node.inputs:
+            if t is not None and t.name:
+                last[alias.get(t.name, t.name)] = i
+        if work.kernels == 0:
+            if node.inputs and node.inputs[0] is not None:
+                src = alias.get(node.inputs[0].name, node.inputs[0].name)
+                for t in node.outputs:
+                    if t.name:
+                        alias[t.name] = src
+        else:
+            produced.update(t.name for t in node.outputs if t.name)
+    return _Lifetimes(alias, last, frozenset(produced))
+
+
+def _inplace_bytes(node: Node, work: OpWork, index: int, life: _Lifetimes) -> float:
+    """Bytes of the input an elementwise kernel overwrites in place (0 when it cannot): its first
+    input has the output's shape and type, was written by an earlier kernel and has no later reader."""
+    if work.kernels != 1 or op_class(node.op_type) != "elementwise" or not node.inputs:
+        return 0.0
+    x, y = node.inputs[0], node.outputs[0] if node.outputs else None
+    if x is None or y is None or x.shape is None or x.shape != y.shape or x.dtype != y.dtype:
+        return 0.0
+    buf = life.alias.get(x.name, x.name)
+    if buf not in life.produced or life.last_read.get(buf, index) != index:
+        return 0.0
+    return float(work.input_bytes.get(x.name, 0.0))
