@@ -44,9 +44,16 @@ class HiddenKernel:
     bytes_of: str  # "input", "output" or "io": which tensors it moves (read + write)
 
 
-def wave_efficiency(tiles: int, sm_count: int) -> float:
+SPLIT_K_MIN = 256  # a K slice below this many elements is not worth a split
+
+
+def wave_efficiency(tiles: int, sm_count: int, k: int = 0) -> float:
+    """Share of SMs busy over the waves of output tiles. When there are fewer tiles than SMs, libraries
+    split K (cuBLAS split-K, stream-K) into up to ceil(SMs / tiles) slices of at least SPLIT_K_MIN."""
     if tiles <= 0:
         return 1.0
+    if tiles < sm_count and k > 0:
+        tiles *= max(1, min(math.ceil(sm_count / tiles), k // SPLIT_K_MIN))
     waves = math.ceil(tiles / sm_count)
     return tiles / (waves * sm_count)
 
@@ -97,7 +104,8 @@ class FittedCalibration:
                                 level_time_s=frozen_map(ideal_times), efficiency=1.0)
         cls = op_class(node.op_type)
         prm = self.params(cls, policy.name)
-        wave = wave_efficiency(gemm_tiles(cost.work.gemm), profile.sm_count) if cost.work.gemm else 1.0
+        wave = wave_efficiency(gemm_tiles(cost.work.gemm), profile.sm_count, cost.work.gemm[3]) \
+            if cost.work.gemm else 1.0
         t, times = self._kernel_time(cost, profile, prm, cost.kernels, wave)
         extra_names, extra_t = [], 0.0
         for h in self.hidden.get(node.op_type, {}).get(policy.name, []):

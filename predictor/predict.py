@@ -19,7 +19,7 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
     pol = get_policy(precision)
     cal = calibration or Uncalibrated()
     traffic = HierarchicalTraffic(profile.l2_bytes, profile.arch)
-    gc = cost_graph(graph.nodes, pol, graph.opset or 21, traffic)
+    gc = cost_graph(graph.nodes, pol, graph.opset or 21, traffic, frozenset(t.name for t in graph.inputs))
     not_costed = gc.not_costed
     if strict and not_costed:
         listing = ", ".join(f"{k} x{v}" for k, v in sorted(not_costed.items()))

@@ -19,12 +19,11 @@ What is compared (all per network and per op class, `predictor.graph.opclass.op_
 
 Three sets of kernels and nodes, kept apart because they answer different questions:
 
-- ``graph``: nodes that ran as kernels in eager PyTorch against the kernels attributed to them. A node
-  counts as run when its module launched a kernel of its class (so both ONNX LSTM layers of one
-  ``nn.LSTM`` call, and both attention MatMuls of one fused SDPA kernel, count). The byte targets are
-  checked here: bytes are not conserved under fusion, so nodes eager fused away are left out.
-- ``not_run``: graph nodes without kernels of their class in their module (fused away by eager:
-  linear-layer biases in the GEMM epilogue, the decomposed GELU and attention of TorchScript exports).
+- ``graph``: the nodes of every module call that launched kernels, against the kernels attributed to
+  that module's nodes (`run_nodes`: the mapping cannot always tell which node of a module owns a
+  kernel, e.g. both ONNX LSTM layers of one ``nn.LSTM`` call, or a fused attention kernel). The byte
+  targets are checked here.
+- ``not_run``: costed nodes of modules that launched no kernel at all.
 - ``hidden``: kernels the runtime adds that no graph node owns (layout transforms around NHWC
   convolutions, parameter copies), measured only, with the rule that predicts the layout ones.
 
@@ -46,7 +45,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from predictor.graph.cost import CompulsoryTraffic, cost_graph
+from predictor.graph.cost import cost_graph
 from predictor.graph.loader import load
 from predictor.graph.opclass import op_class
 from predictor.graph.traffic import HierarchicalTraffic, padded_gemm_flops, params_for
@@ -56,10 +55,12 @@ from predictor.types import MemLevel, Unit
 
 from .kernels import classify, graph_nodes, map_kernels
 from .nvtx import innermost_module
-from .parse import KernelSample, parse_file
+from .metrics import TABLES
+from .parse import IDENTITY_COLUMNS, TIME_METRIC_COLUMN, KernelSample, parse_csv
 
-DEFAULT_DATA = Path("calibration/data/h200/ncu")
-DEFAULT_ONNX = Path("calibration/data/networks/onnx")
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_DATA = REPO / "calibration" / "data" / "h200" / "ncu"
+DEFAULT_ONNX = REPO / "calibration" / "data" / "networks" / "onnx"
 CASE_NAME = re.compile(r"^(?P<network>.+)_(?P<precision>fp32|tf32|fp16|bf16|fp8|int8)_b(?P<batch>\d+)$")
 
 # Targets of issue 4 (relative error of predicted vs measured, per network)
@@ -68,6 +69,10 @@ PAD_TILE = (128, 64)
 METRICS = ("kernels", "time_s", "flops", "flops_padded", "flops_tensor", "flops_cuda",
            "L1", "L2", "HBM", "HBM_read", "HBM_write")
 LEVELS = ("L1", "L2", "HBM")
+# op classes whose kernels are matrix kernels (GEMM, implicit-GEMM convolution, attention, RNN): the
+# FLOPs target compares their work, because ncu's CUDA-core counts of the other kernels measure
+# instructions, not model FLOPs (fp16 kernels compute in fp32 FMAs; a ReLU is a max, no FLOP)
+MATRIX_CLASSES = frozenset({"conv", "gemm", "attention", "rnn"})
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,38 @@ def discover(data_dir: Path, onnx_dir: Path) -> list[Case]:
         if onnx.exists():
             cases.append(Case(csv.stem, m["network"], m["precision"], int(m["batch"]), csv, onnx))
     return cases
+
+
+# ----------------------------------------------------------------------------- reading
+def read_samples(path: Path) -> list[KernelSample]:
+    """`parse.parse_csv` on the file with only the columns the report uses (identity, NVTX, the
+    metrics of the known tables): ncu's raw page also carries ~300 device attributes per kernel,
+    which would make parsing the eight samples take seconds."""
+    import csv
+    import io
+
+    keep_metrics = {TIME_METRIC_COLUMN} | {n for t in TABLES.values() for n in t.values()}
+    lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    out, cols = [], None
+    for line in lines:
+        if cols is None:
+            s = line.lstrip()
+            if s.startswith('"ID"') or s.startswith("ID,"):
+                header = next(csv.reader([line]))
+                cols = [i for i, c in enumerate(header) if c in IDENTITY_COLUMNS or c in keep_metrics
+                        or "Push/Pop_Range" in c]
+            else:
+                out.append(line)
+                continue
+        if not line.strip() or line.lstrip().startswith("=="):
+            out.append(line)
+            continue
+        cells = next(csv.reader([line]))
+        buf = io.StringIO()
+        csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="").writerow(
+            [cells[i] if i < len(cells) else "" for i in cols])
+        out.append(buf.getvalue())
+    return parse_csv("\n".join(out), source=str(path))
 
 
 # ----------------------------------------------------------------------------- totals
@@ -155,11 +192,19 @@ def _calibration(profile):
     return bundled_calibration(profile) or Uncalibrated()
 
 
-def _cost(graph, pol, profile, residency: str | None):
-    traffic = (CompulsoryTraffic() if residency is None else
-               HierarchicalTraffic(profile.l2_bytes, profile.arch, params_for(profile.arch, residency,
-                                                                              profile.sm_count)))
-    return cost_graph(graph.nodes, pol, graph.opset or 21, traffic)
+def _cost(graph, pol, profile, residency: str):
+    traffic = HierarchicalTraffic(profile.l2_bytes, profile.arch, params_for(profile.arch, residency,
+                                                                             profile.sm_count))
+    return cost_graph(graph.nodes, pol, graph.opset or 21, traffic, **_graph_inputs_kw(graph))
+
+
+def _graph_inputs_kw(graph) -> dict:
+    """cost_graph's ``graph_inputs`` (tells graph inputs from initializers), where it takes one."""
+    import inspect
+
+    if "graph_inputs" in inspect.signature(cost_graph).parameters:
+        return {"graph_inputs": frozenset(t.name for t in graph.inputs)}
+    return {}
 
 
 def case_report(case: Case, profile) -> dict[str, Any]:
@@ -169,28 +214,29 @@ def case_report(case: Case, profile) -> dict[str, Any]:
     nodes = {n.name: n for n in graph.nodes}
     gc = _cost(graph, pol, profile, "replay")
     stream = {c.name: c for c in _cost(graph, pol, profile, "stream").costs}
-    compulsory = {c.name: c for c in _cost(graph, pol, profile, None).costs}
     cal = _calibration(profile)
     costs = [c for c in gc.costs if c.kernels > 0]
     time_of = {c.name: cal.predict_op(nodes[c.name], c, profile, pol).time_s for c in costs}
 
-    samples = parse_file(case.csv)
+    samples = read_samples(case.csv)
     gnodes = graph_nodes([n.name for n in graph.nodes], {n.name: n.scope for n in graph.nodes},
                          {n.name: n.op_type for n in graph.nodes})
     mapping = map_kernels(samples, gnodes)
 
-    ran = {(nodes[name].scope, op_class(nodes[name].op_type))
-           for name, ks in mapping.by_node.items() if ks}
+    ran = run_nodes(graph.nodes, mapping.by_node)
     classes: dict[str, dict[str, Any]] = {}
     not_run: dict[str, dict[str, float]] = {}
     graph_pred, graph_meas, all_pred = _zero(), _zero(), _zero()
     stream_hbm = compulsory_l2 = compulsory_hbm = 0.0
+    matrix_pred, matrix_meas = _zero(), _zero()
     for c in costs:
         node = nodes[c.name]
         cls = op_class(node.op_type)
         pred = predicted_totals(c, time_of[c.name])
         _add(all_pred, pred)
-        if (node.scope, cls) not in ran:
+        if cls in MATRIX_CLASSES:
+            _add(matrix_pred, pred)
+        if c.name not in ran:
             _add(not_run.setdefault(cls, _zero()), pred)
             continue
         entry = classes.setdefault(cls, {"nodes": 0, "predicted": _zero(), "measured": _zero()})
@@ -198,8 +244,8 @@ def case_report(case: Case, profile) -> dict[str, Any]:
         _add(entry["predicted"], pred)
         _add(graph_pred, pred)
         stream_hbm += stream[c.name].bytes.get(MemLevel.HBM, 0.0)
-        compulsory_l2 += compulsory[c.name].bytes.get(MemLevel.L2, 0.0)
-        compulsory_hbm += compulsory[c.name].bytes.get(MemLevel.HBM, 0.0)
+        compulsory_l2 += c.work.bytes_read + c.work.bytes_written  # CompulsoryTraffic: same at every level
+        compulsory_hbm += c.work.bytes_read + c.work.bytes_written
     for name, ks in mapping.by_node.items():
         if not ks:
             continue
@@ -208,6 +254,8 @@ def case_report(case: Case, profile) -> dict[str, Any]:
         m = measured_totals(ks)
         _add(entry["measured"], m)
         _add(graph_meas, m)
+        if cls in MATRIX_CLASSES:
+            _add(matrix_meas, m)
     hidden: dict[str, dict[str, float]] = {}
     for cat, ks in mapping.unattributed.items():
         hidden[f"hidden:{cat}"] = measured_totals(ks)
@@ -224,16 +272,18 @@ def case_report(case: Case, profile) -> dict[str, Any]:
         "not_run": _sum_classes(not_run),
         "hidden": hidden_all,
         "all": {"predicted": all_pred, "measured": all_meas, "ratio": _ratios(all_pred, all_meas)},
+        "matrix": {"predicted": matrix_pred, "measured": matrix_meas, "ratio": _ratios(matrix_pred, matrix_meas)},
     }
     checks = {
-        "flops": _check(all_pred["flops_padded"], all_meas["flops"], TARGETS["flops"]),
-        "flops_unpadded": _check(all_pred["flops"], all_meas["flops"], TARGETS["flops"]),
+        "flops": _check(matrix_pred["flops_padded"], matrix_meas["flops"], TARGETS["flops"]),
+        "flops_unpadded": _check(matrix_pred["flops"], matrix_meas["flops"], TARGETS["flops"]),
+        "flops_all": _check(all_pred["flops_padded"], all_meas["flops"], TARGETS["flops"]),
         "L2": _check(graph_pred["L2"], graph_meas["L2"], TARGETS["L2"]),
         "HBM": _check(graph_pred["HBM"], graph_meas["HBM"], TARGETS["HBM"]),
     }
     return {
         "case": case.name, "network": case.network, "precision": case.precision, "batch": case.batch,
-        "csv": case.csv.as_posix(), "onnx": case.onnx.as_posix(),
+        "csv": _rel(case.csv), "onnx": _rel(case.onnx),
         "calibration": cal.name,
         "traffic": asdict(params_for(profile.arch, "replay", profile.sm_count)),
         "mapping": {"kernels": len(samples), "attributed": mapping.summary.attributed,
@@ -243,8 +293,22 @@ def case_report(case: Case, profile) -> dict[str, Any]:
         "hidden": dict(sorted(hidden.items())),
         "totals": totals,
         "checks": checks,
-        "hidden_rule": layout_rule(graph, samples, pol.storage_bytes),
+        "hidden_rule": layout_rule(graph, samples, pol.storage_bytes,
+                                   {a.kernel_id: a.category for a in mapping.assignments}),
     }
+
+
+def run_nodes(graph_nodes_: Sequence, by_node: Mapping[str, Sequence]) -> set[str]:
+    """Names of the nodes whose module ran kernels in the measured run.
+
+    The unit is the module call (the NVTX range the kernels were recorded in): a node counts as run when
+    any kernel was attributed to a node of its module scope. That keeps one module call that ran several
+    graph nodes together (``nn.LSTM``'s two layers; an attention block whose fused kernel the mapping
+    gives to the first MatMul while the predictor's runtime patterns put it on another node), and leaves
+    out graph nodes of modules that launched nothing (constant subgraphs, shape arithmetic).
+    """
+    scopes = {n.scope for n in graph_nodes_ if by_node.get(n.name)}
+    return {n.name for n in graph_nodes_ if n.scope in scopes}
 
 
 def _sum_classes(by_class: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
@@ -265,33 +329,35 @@ def layout_rule_kernels(node, storage_bytes: int) -> int:
     """Layout-transform kernels cuDNN adds around a Conv on NCHW tensors (the rule; 0 when none).
 
     16-bit convolutions whose window is larger than 1x1, or whose stride is not 1, run as NHWC
-    implicit-GEMM kernels: input nchwToNhwc, filter nchwToNhwc (windows > 1x1 only), output nhwcToNchw.
-    1x1 stride-1 convolutions run as NCHW batched GEMMs (cuBLAS nvjet) without transforms.
+    implicit-GEMM kernels between transforms: input nchwToNhwc, filter nchwToNhwc (windows > 1x1 only),
+    output nhwcToNchw. 1x1 stride-1 convolutions run as NCHW batched GEMMs (cuBLAS nvjet) without
+    transforms; so do convolutions whose input channels per group are not a multiple of 8 (ResNet's
+    3-channel stem runs on CUDA cores, ``implicit_convolve_sgemm``) and depthwise ones.
     """
     if node.op_type != "Conv" or storage_bytes != 2 or len(node.inputs) < 2 or node.inputs[1] is None:
         return 0
     w = node.inputs[1].shape or ()
-    window = math.prod(w[2:]) if len(w) > 2 else 1
+    if len(w) < 3 or w[1] % 8 != 0:
+        return 0
+    window = math.prod(w[2:])
     strides = tuple(node.attrs.get("strides", ()) or ())
-    group = int(node.attrs.get("group", 1) or 1)
-    x = node.inputs[0].shape or ()
-    if group > 1 and len(x) > 1 and group == x[1]:
-        return 0  # depthwise: PyTorch's own NCHW kernel
     if window > 1:
         return 3
     return 2 if any(s != 1 for s in strides) else 0
 
 
 def layout_rule_bytes(node, storage_bytes: int) -> float:
-    """2 x (X + W + Y) bytes: each transform reads a tensor and writes it in the other layout."""
-    total = 0.0
-    for t in (node.inputs[0], node.inputs[1], node.outputs[0]):
-        if t is not None and t.shape is not None:
-            total += math.prod(t.shape) * storage_bytes
-    return 2.0 * total
+    """Bytes the rule's transforms move: each reads a tensor and writes it in the other layout, so
+    2 x (X + W + Y), without W for 1x1 convolutions (their filter needs no transform)."""
+    k = layout_rule_kernels(node, storage_bytes)
+    if not k:
+        return 0.0
+    tensors = (node.inputs[0], node.inputs[1], node.outputs[0]) if k == 3 else (node.inputs[0], node.outputs[0])
+    return 2.0 * sum(math.prod(t.shape) * storage_bytes for t in tensors if t is not None and t.shape is not None)
 
 
-def layout_rule(graph, samples: Sequence[KernelSample], storage_bytes: int) -> dict[str, Any]:
+def layout_rule(graph, samples: Sequence[KernelSample], storage_bytes: int,
+                categories: Mapping[int, str] | None = None) -> dict[str, Any]:
     """Measured layout-transform kernels against the rule of `layout_rule_kernels`/`layout_rule_bytes`.
 
     Measured kernels are matched to the Conv of their innermost module range: 'ruled' are those in a
@@ -302,11 +368,11 @@ def layout_rule(graph, samples: Sequence[KernelSample], storage_bytes: int) -> d
         if n.op_type == "Conv":
             convs_by_scope[n.name.rsplit("/", 1)[0]].append(n)
     rule_k = sum(layout_rule_kernels(n, storage_bytes) for ns in convs_by_scope.values() for n in ns)
-    rule_b = sum(layout_rule_bytes(n, storage_bytes) for ns in convs_by_scope.values() for n in ns
-                 if layout_rule_kernels(n, storage_bytes))
+    rule_b = sum(layout_rule_bytes(n, storage_bytes) for ns in convs_by_scope.values() for n in ns)
     ruled, other = [], []
     for s in samples:
-        if classify(s.name).value != "layout":
+        cat = categories.get(s.id) if categories is not None else None
+        if (cat if cat is not None else classify(s.name).value) != "layout":
             continue
         found = innermost_module(s.nvtx)
         convs = convs_by_scope.get(found[1].scope, []) if found else []
@@ -332,11 +398,19 @@ def build_report(data_dir: Path = DEFAULT_DATA, onnx_dir: Path = DEFAULT_ONNX, g
         "schema_version": 1,
         "tool": "calibration.ncu.report",
         "gpu": profile.name,
-        "data": Path(data_dir).as_posix(),
+        "data": _rel(Path(data_dir)),
         "targets": TARGETS,
         "flops_pad_tile": list(PAD_TILE),
         "cases": results,
     }
+
+
+def _rel(p: Path) -> str:
+    """A path relative to the repository when it is inside it (stable output on any checkout)."""
+    try:
+        return Path(p).resolve().relative_to(REPO).as_posix()
+    except ValueError:
+        return Path(p).as_posix()
 
 
 def _round(x: Any) -> Any:
@@ -394,20 +468,25 @@ def to_markdown(report: Mapping[str, Any]) -> str:
              "replay); predicted time: calibration `" + (report["cases"][0]["calibration"] if report["cases"]
                                                       else "-") + "`. Rows:",
              "",
-             "- a class row: graph nodes that ran as kernels (their module launched a kernel of their class) vs",
-             "  the kernels attributed to them; **graph** is their sum, where the L2 and HBM targets apply.",
-             "- `hidden:*`: kernels no graph node owns (measured only); `not run`: graph nodes eager fused away",
-             "  (predicted only); **all** = every node vs every kernel, where the FLOPs target applies",
-             "  (`GFLOP padded`: with the 128x64 tile quantization of GEMM kernels).",
+             "- a class row: the nodes of module calls that launched kernels vs the kernels attributed to those",
+             "  modules' nodes; **graph** is their sum, where the L2 and HBM targets apply.",
+             "- `hidden:*`: kernels no graph node owns (measured only); `not run`: costed nodes of modules that",
+             "  launched nothing (predicted only); **all** = every node vs every kernel. `GFLOP padded`: with the 128x64 tile",
+             "  quantization of GEMM kernels (`traffic.padded_gemm_flops`; not yet in the op formulas).",
              "",
              "## Targets", "",
-             "| network | FLOPs padded (<=5%) | FLOPs unpadded | L2 (<=30%) | HBM (<=20%) | HBM if back-to-back |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "FLOPs: every node of the matrix classes (conv, gemm, attention, rnn; fused-away ones included, FLOPs",
+             "survive fusion) vs every kernel attributed to them, all units; `all FLOPs` adds elementwise and",
+             "normalisation kernels, whose ncu CUDA-core counts are instructions (fp16 kernels compute in fp32",
+             "FMAs, ReLU is a max) rather than model FLOPs. L2 and HBM: the **graph** rows.",
+             "",
+             "| network | FLOPs padded (<=5%) | FLOPs unpadded | all FLOPs padded | L2 (<=30%) | HBM (<=20%) | HBM if back-to-back |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for c in report["cases"]:
         ch = c["checks"]
         g = c["totals"]["graph"]
         cells = [c["case"]]
-        for key in ("flops", "flops_unpadded", "L2", "HBM"):
+        for key in ("flops", "flops_unpadded", "flops_all", "L2", "HBM"):
             r = ch[key]["ratio"]
             cells.append(f"{_r(r)} {'ok' if ch[key]['ok'] else 'MISS'}")
         cells.append(_r(ratio(g["stream_HBM"], g["measured"]["HBM"])))
@@ -455,41 +534,55 @@ MISSES = """## What the model misses, and why
 
 Found in the samples above; the numbers quoted are from ResNet-50 batch 8 unless said otherwise.
 
-1. **ncu's HBM is not a back-to-back run's HBM.** With kernel replay (`--cache-control none`) ncu saves
-   the memory a kernel can reach before the first pass and restores what it writes before the others, so
-   every kernel starts with only its own output buffers in L2. Batch-norm reads the convolution output the
-   previous kernel just wrote from HBM (12.85 of 12.85 MB), ReLU after batch-norm reads nothing (it runs in
-   place: 0.01 MB), HBM writes appear only when a kernel's own footprint overflows the L2 (fp32 batch-norm,
-   2 x 25.7 MB: 24.6 MB written; fp16, 2 x 12.9 MB: 1-2 MB). The `replay` regime models exactly that
-   (cold inputs, in-place elementwise ops, spill beyond half the L2) and meets the HBM target; a real
-   forward pass keeps producer outputs in L2 (the `stream` regime, the predictor's default: column
-   "HBM if back-to-back"). Kernel times in these samples were taken in the same cold state. Small tensors
-   sometimes stay resident anyway (ResNet layer1: 3.2 MB inputs read at 0-30%), which the model ignores.
+1. **ncu's HBM is not a back-to-back run's HBM.** Kernel replay (`--cache-control none`) saves the memory
+   a kernel can reach before the first pass and restores what it writes before the others; the samples
+   are consistent with every kernel starting with only its own output buffers in L2. Batch-norm reads the
+   convolution output the previous kernel just wrote from HBM (12.85 of 12.85 MB), ReLU after batch-norm
+   reads nothing (it runs in place: 0.01 MB), HBM writes appear only when a kernel's own footprint
+   overflows the L2 (fp32 batch-norm, 2 x 25.7 MB: 24.6 MB written; fp16, 2 x 12.9 MB: 1-2 MB; fp16
+   ResNet-50 writes 4% of what it reads). The `replay` regime models that (cold inputs, in-place elementwise
+   ops, spill beyond half the L2) and meets the HBM target; a real forward pass keeps producer outputs in
+   L2 and writes everything back eventually (the `stream` regime, the predictor's default: column "HBM if
+   back-to-back"). The kernel times in these samples were taken in the same cold state. Some small inputs
+   stay resident anyway (ResNet layer1: 3.2 MB inputs read at 0-30%; BERT: half the layer-norms read
+   their input from L2), which the model ignores: fp16 ResNet conv HBM x1.35, BERT fp16 network x1.19.
 2. **Which tile the library picks.** L1/L2 requests of GEMM and convolution kernels scale with the
-   number of output tiles, and cuBLAS/cuDNN choose tiles per shape (32x32 to 256x128 on the same network;
-   a 16-row LSTM step runs 512 CTAs of a split-N kernel). The model uses one tile per path (128x128 tensor
-   cores, 128x64 CUDA cores) shrunk until the grid covers the 132 SMs: per kernel off by up to 2x either
-   way, per network within the L2 target. TMA multicast is modelled as halving the larger operand stream.
-3. **Which path a convolution takes.** On the H200, cuDNN runs fp16 3x3 convolutions mostly with sm80
-   `cp.async` kernels that load through L1 (tens of MB of l1tex each) and 1x1 ones with TMA kernels
-   (no l1tex). The model assumes TMA for every tensor-core kernel, so fp16 CNN L1 bytes are under-predicted;
-   the fp32 path (CUDA cores, L1 = im2col tiles) is close per kernel when the tile matches.
+   number of output tiles, and cuBLAS/cuDNN choose tiles per shape (32x32 to 448x64 on the same network;
+   a 16-row LSTM step runs 64-512 CTAs of 8-wide tiles). The model uses one tile per path (128x128 tensor
+   cores, 128x64 CUDA cores) shrunk until the grid covers the 132 SMs, and halves both TMA operand streams
+   (2-CTA multicast): per kernel off by up to 2x either way (BERT fp16 linear layers x1.2, fp32 ResNet
+   convolutions x1.15 at L2), per network within the L2 target.
+3. **Which path a convolution takes.** On the H200 cuDNN runs most fp16 3x3 convolutions (and ResNet's
+   14x14 and 7x7 1x1 ones) with sm80 `cp.async` kernels that load through L1 (46-187 MB of l1tex each)
+   and the rest with TMA kernels (no l1tex). The model assumes TMA for every tensor-core kernel, so fp16
+   CNN L1 bytes are under-predicted (ResNet-50 fp16 conv: 0 vs 2.45 GB). The fp32 path (CUDA cores,
+   L1 = im2col tiles) is within 0-10% per kernel when the tile matches, 0.64-1.25x per network.
 4. **FLOPs: tile padding and units.** Implicit-GEMM and GEMM kernels compute whole tiles: ResNet-50's
-   M = 8 x 7 x 7 = 392 rows run as 512 (+31%) in layer4, 1568 as 1664 in layer3. The op formulas count
-   the algorithmic FLOPs; `flops_padded` (M to 128, N to 64) is within 5% on every network but fp32 BERT.
-   There PyTorch's fp32 memory-efficient attention runs on tensor cores with 3 TF32 passes per product
-   (3x the FLOPs, on tensor units) although TF32 was off for matmuls; and fp16 ResNet's first convolution
-   (3 input channels) runs on CUDA cores in fp32 (`implicit_convolve_sgemm`), not tensor cores.
-5. **Hidden kernels.** fp16 NCHW convolutions with a window > 1x1 (or a stride) run as NHWC kernels between
-   layout transforms (input, filter, output) that are not graph nodes: rule 3 kernels (2 for 1x1 strided)
-   moving 2 x (X + W + Y) bytes; measured L1 1.0-1.3x, L2 1.6-1.8x (fabric), HBM about 0.5x of that
-   (the reads, cold), 15% of fp16 ResNet-50's kernel time. Eval-mode fp16 batch-norm adds a ~2 us
-   parameter copy per layer. Neither is in the graph bytes; the lead's calibration adds them as hidden kernels.
-6. **Fusion.** Eager PyTorch fuses what TorchScript exports as separate nodes: linear bias in the GEMM
-   epilogue, GELU into one kernel, attention into one SDPA kernel (BERT: 416 predicted kernels, 152 measured).
-   Those nodes are reported as `not run` and left out of the byte comparison; FLOPs are compared in full.
-7. **Counted but not modelled.** MaxPool reads its window through L1 (~2.5x compulsory), layer-norm re-reads
-   rows (L1 ~5x), cuBLAS' split-N LSTM step kernel re-reads the hidden state per CTA (L1 ~4x the weights).
+   M = 8 x 7 x 7 = 392 rows run as 512 (+31%) in layer4, 1568 as 1664 in layer3, and per-image tiles of
+   NCHW 1x1 convolutions pad 196 pixels to 256. The op formulas count the algorithmic FLOPs (ResNet-50
+   fp16: 0.89 of ncu); `flops_padded` (M to 128, N to 64) is within 5% on every network but fp32 BERT,
+   where PyTorch's fp32 memory-efficient attention runs on tensor cores with 3 TF32 passes per product
+   (14.5 GFLOP on tensor units for 4.8 of work) although TF32 was off. fp16 ResNet's first convolution
+   (3 input channels) runs on CUDA cores in fp32 (`implicit_convolve_sgemm`), not on tensor cores.
+   CUDA-core counts of elementwise and normalisation kernels are instructions (fp16 kernels compute in
+   fp32; ReLU is a max), 0.7-4x the model's per-element FLOPs; they are compared but not targeted.
+5. **Hidden kernels.** fp16 NCHW convolutions with a window > 1x1 or a stride (and input channels a
+   multiple of 8) run as NHWC kernels between layout transforms that are not graph nodes: 3 kernels
+   (input, filter, output) moving 2 x (X + W + Y) bytes, 2 kernels and 2 x (X + Y) for 1x1 strided ones.
+   The rule names exactly the transforms measured around those convolutions (54 in ResNet-50, 62 in
+   DeepLabV3); their measured bytes are L1 1.1-1.2x, L2 1.6-1.8x (fabric, strided filter reads) and HBM
+   about 0.5x (the cold reads) of the rule's, 13-16% of fp16 kernel time. cuDNN also picked NHWC kernels
+   for ResNet's 7x7-map 1x1 convolutions (10 more transforms, not in the rule). Eval-mode fp16
+   batch-norm adds a ~2.5 us parameter copy per layer and runs as 2 kernels (invstd, transform), not 1.
+   Neither hidden kernel is in the graph bytes; the lead's calibration adds them.
+6. **Fusion.** Eager PyTorch fuses what TorchScript exports as separate nodes (linear bias in the GEMM
+   epilogue, GELU, attention); the predictor's runtime patterns fold them (BERT: 150 kernels predicted,
+   152 measured). The unit of comparison is the module call: all nodes of a module that ran kernels
+   against all kernels attributed to that module.
+7. **Counted but not modelled.** MaxPool reads its window through L1 (~2.5x compulsory), layer-norm
+   re-reads rows (L1 ~5x), cuBLAS' split-N LSTM step kernel reads its weights through L1 ~4 times
+   (fp32 LSTM L1 x0.5) and cuDNN runs 2 kernels per step (GEMM + cell), the formula counts 1; resize
+   kernels (DeepLabV3) read 2-3x their compulsory bytes through L1.
 """
 
 

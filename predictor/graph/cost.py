@@ -12,6 +12,7 @@ from typing import Mapping, Protocol, Sequence
 from ..precision import PrecisionPolicy
 from ..types import FlopCount, MemLevel, Node, OpCost, OpWork, Unit, frozen_map
 from .context import OpContext, ShapeUnknown
+from . import runtime
 from .registry import lookup
 
 
@@ -69,7 +70,10 @@ def to_cost(node: Node, work: OpWork, policy: PrecisionPolicy,
 
 
 def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = 21,
-               traffic: TrafficModel | None = None) -> GraphCost:
+               traffic: TrafficModel | None = None, graph_inputs: frozenset = frozenset(),
+               runtime_patterns: bool = True) -> GraphCost:
+    """Cost every node; with ``runtime_patterns``, fold exporter decompositions back into the kernels the
+    reference runtime launches (graph/runtime.py); ``graph_inputs`` tells inputs from initializers."""
     seq: list[tuple[Node, OpWork]] = []
     unsupported: dict[str, int] = {}
     unshaped: dict[str, int] = {}
@@ -84,6 +88,8 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = 21,
             unsupported[key] = unsupported.get(key, 0) + 1
             continue
         seq.append((node, work))
+    if runtime_patterns:
+        seq = runtime.apply(seq, nodes, graph_inputs)
     levels = (traffic or CompulsoryTraffic()).assign(seq, policy.matmul[1], policy.storage_bytes)
     costs = tuple(to_cost(n, w, policy, lb) for (n, w), lb in zip(seq, levels))
     return GraphCost(costs, frozen_map(unsupported), frozen_map(unshaped))

@@ -1,30 +1,36 @@
 """Load an ONNX file into a typed graph without reading weights.
 
-Steps: parse the protobuf (external data is never loaded, so a missing ``.data`` file is fine);
-inline local functions (the dynamo exporter nests them); bind symbolic input dimensions
-(``batch`` = the leading symbolic dim of every graph input, ``shapes`` = whole input shapes);
-run ONNX shape inference with data propagation; then fold small integer tensors (shape arithmetic)
-and fill the shapes ONNX could not infer with our own shape functions, re-running inference until
-nothing changes. The result is a frozen :class:`Graph` of :class:`Node` with typed tensors.
+Steps: parse the protobuf (external data is never loaded, so a missing ``.data`` file is fine;
+initializer values stored inside the file are skipped unless small); inline local functions (the
+dynamo exporter nests them); bind symbolic input dimensions (``batch`` = the leading symbolic dim of
+every graph input, ``shapes`` = whole input shapes); then one pass in topological order folds small
+tensors (shape arithmetic, masks) and computes every output's shape and type with our own shape
+functions (``graph/shapes.py``). ONNX shape inference (with data propagation) runs only when
+that pass leaves outputs unknown (ops we have no shape function for), seeded with what we know, and
+our pass runs again after it. Neither numpy nor the ``onnx`` package is imported on the common path
+(only the generated protobuf module, see :func:`onnx_pb`). Tensors fixed before inference runs (initializers, Constant outputs and
+what is computed only from them) are marked ``is_initializer``. The result is a frozen :class:`Graph`
+of :class:`Node` with typed tensors.
 """
 from __future__ import annotations
 
+import gc
 import os
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping
-
-import numpy as np
-import onnx
-from onnx import TensorProto
+from typing import TYPE_CHECKING, Mapping
 
 from ..types import Node, PredictorError, TensorInfo, frozen_map
 from . import shapes as shape_fns
 from .protoscan import read_model_bytes
-from .shapes import RawNode
+from .shapes import ONNX_TYPE_NAMES, ONNX_TYPES, RawNode, Val
+
+if TYPE_CHECKING:
+    import onnx
 from .scopes import node_scope
 
-MAX_CONST_ELEMS = 4096  # integer tensors up to this size are tracked by value (shapes, axes, pads)
+MAX_CONST_ELEMS = shape_fns.MAX_FOLD_ELEMS  # tensors up to this size are tracked by value (shapes, axes, masks)
 MAX_DIM = 2**40  # a dimension above this is rejected as absurd
 MAX_INFER_ROUNDS = 4
 
@@ -61,21 +67,44 @@ class Graph:
         return g
 
 
-_DTYPE_NAMES = {"float": "float32", "double": "float64"}
-
-
-_DTYPE_CACHE: dict[int, str] = {}
-
-
 def dtype_name(elem_type: int) -> str:
-    name = _DTYPE_CACHE.get(elem_type)
-    if name is None:
+    """numpy-style name of an ONNX element type (float32, int64, bool, ...), 'unknown' if none."""
+    return ONNX_TYPE_NAMES.get(elem_type, "unknown")
+
+
+_EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
+
+
+def onnx_pb():
+    """The protobuf classes of ONNX (``onnx.onnx_ml_pb2``): ModelProto, TensorProto, ...
+
+    Importing the ``onnx`` package costs ~0.3 s (it imports numpy, ml_dtypes, the C++ checker...) while
+    the generated protobuf module alone costs ~0.05 s: when ``onnx`` is not imported yet, that module is
+    loaded on its own, under a private name. Its message classes are the ones ``onnx`` uses (the
+    protobuf descriptor pool deduplicates the identical file), so a later ``import onnx`` coexists.
+    """
+    global _ONNX_PB
+    if _ONNX_PB is not None:
+        return _ONNX_PB
+    mod = sys.modules.get("onnx.onnx_ml_pb2")
+    if mod is None:
         try:
-            name = TensorProto.DataType.Name(elem_type).lower()
-        except ValueError:
-            return "unknown"
-        name = _DTYPE_CACHE[elem_type] = _DTYPE_NAMES.get(name, name)
-    return name
+            import importlib.util
+
+            spec = importlib.util.find_spec("onnx")
+            origin = os.path.join(os.path.dirname(spec.origin), "onnx_ml_pb2.py")
+            pb_spec = importlib.util.spec_from_file_location("predictor_onnx_ml_pb2", origin)
+            mod = importlib.util.module_from_spec(pb_spec)
+            pb_spec.loader.exec_module(mod)
+        except Exception:  # an unusual onnx build: the package itself
+            import onnx
+
+            mod = onnx
+    _ONNX_PB = mod
+    return mod
+
+
+_ONNX_PB = None
 
 
 def read_model(path: str) -> onnx.ModelProto:
@@ -92,7 +121,7 @@ def read_model(path: str) -> onnx.ModelProto:
         raise PredictorError(f"cannot read {path}: {e.strerror}") from None
     except ValueError as e:
         raise PredictorError(f"{path} is not a valid ONNX model ({e})") from None
-    model = onnx.ModelProto()
+    model = onnx_pb().ModelProto()
     try:
         model.ParseFromString(data)
     except Exception:
@@ -120,6 +149,19 @@ def load(path: str, batch: int | None = None, shapes: Mapping[str, tuple[int, ..
 
 def load_model_proto(model: onnx.ModelProto, batch: int | None = None,
                      shapes: Mapping[str, tuple[int, ...]] | None = None, path: str = "<memory>") -> Graph:
+    # the loader allocates a few objects per tensor and keeps them all: the cyclic garbage collector
+    # would only re-scan them (a third of the load time of a 6,000-node graph)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(model, batch, shapes, path)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[int, ...]] | None,
+          path: str) -> Graph:
     if model.functions:
         model = _inline(model)
     opset = opset_of(model)
@@ -131,22 +173,29 @@ def load_model_proto(model: onnx.ModelProto, batch: int | None = None,
     static = _static_tensors(raw, init_names)
     consts = _initial_consts(model)
     _drop_weight_data(model)
-    model = _infer(model)
     infos = _collect_infos(model)
+    added, unknown = _complete_shapes(raw, infos, consts)
+    recorded: set[str] = set()
     for _ in range(MAX_INFER_ROUNDS):
-        added, stuck = _complete_shapes(raw, infos, consts)
-        if not (added and stuck):
+        if not unknown:
             break
-        # our shapes may let ONNX infer ops we have no shape function for: ask it again
-        _record_value_info(model, added)
+        # ONNX inference knows ops we have no shape function for: hand it what we know, then go on
+        _record_value_info(model, {k: v for k, v in infos.items() if k not in recorded and v.shape is not None})
+        recorded.update(infos)
+        _sort_proto(model, raw)
         model = _infer(model)
-        infos = _collect_infos(model)
+        inferred = _collect_infos(model)
+        gained = [k for k, v in inferred.items() if v.shape is not None and (k not in infos or infos[k].shape is None)]
+        if not gained:
+            break
+        for k in gained:
+            infos[k] = inferred[k]
+        added, unknown = _complete_shapes(raw, infos, consts)
     nodes = _build_nodes(raw, infos, consts, static)
     g = model.graph
-    final = {t.name: t for n in nodes for t in n.inputs + n.outputs if t is not None}
 
     def info(name: str) -> TensorInfo:
-        return final.get(name) or _with_static(infos.get(name) or TensorInfo(name, "unknown", None), static)
+        return infos.get(name) or _unknown(infos, name, static)
 
     return Graph(
         name=g.name or os.path.basename(path),
@@ -210,7 +259,7 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
         for d in dims:
             if d <= 0 or d > MAX_DIM:
                 raise PredictorError(f"input '{inp.name}': dimension {d} out of range (1..2**40)")
-        tt.elem_type = tt.elem_type or TensorProto.FLOAT
+        tt.elem_type = tt.elem_type or ONNX_TYPES["float32"]
         tt.shape.ClearField("dim")
         for d in dims:
             tt.shape.dim.add().dim_value = int(d)
@@ -246,11 +295,17 @@ def _check_graph(model: onnx.ModelProto, init_names: set[str]) -> list[RawNode]:
         raise PredictorError("the graph contains a cycle")
     if any(k != j for j, k in enumerate(order)):
         raw = [raw[k] for k in order]
-        nodes = [n.proto for n in raw]
-        del g.node[:]
-        g.node.extend(nodes)
-        raw = [RawNode(n) for n in g.node]  # the extended protos are copies
     return raw
+
+
+def _sort_proto(model: onnx.ModelProto, raw: list[RawNode]) -> None:
+    """Put the proto's nodes in ``raw``'s (topological) order, as ONNX inference needs."""
+    g = model.graph
+    if all(a is b.proto for a, b in zip(g.node, raw)):
+        return
+    nodes = [n.proto for n in raw]
+    del g.node[:]
+    g.node.extend(nodes)  # copies; each RawNode keeps its (now detached) original
 
 
 def _topo_order(raw: list[RawNode], produced_by: dict[str, int]) -> list[int] | None:
@@ -293,12 +348,8 @@ def _static_tensors(raw: list[RawNode], init_names: set[str]) -> set[str]:
     return static
 
 
-def _with_static(info: TensorInfo, static: set[str]) -> TensorInfo:
-    return TensorInfo(info.name, info.dtype, info.shape, True) if info.name in static else info
-
-
 def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
-    import onnx.shape_inference
+    import onnx.shape_inference  # the onnx package: only when our own pass left outputs unknown
 
     try:
         return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
@@ -337,9 +388,9 @@ def _info_from_value_info(vi) -> TensorInfo:
     return TensorInfo(name, dtype, tuple(dims))
 
 
-def _initial_consts(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+def _initial_consts(model: onnx.ModelProto) -> dict[str, Val]:
     """Small tensors stored inside the graph (never external data)."""
-    consts: dict[str, np.ndarray] = {}
+    consts: dict[str, Val] = {}
     for t in model.graph.initializer:
         if _is_external(t) or shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS:
             continue
@@ -362,28 +413,29 @@ def _drop_weight_data(model: onnx.ModelProto) -> None:
 
 
 def _is_external(t) -> bool:
-    return t.data_location == TensorProto.EXTERNAL or any(e.key == "location" for e in t.external_data)
+    return t.data_location == _EXTERNAL or any(e.key == "location" for e in t.external_data)
 
 
 _NO_INPUT_FOLDS = frozenset({"Constant", "Shape", "Size"})
 
 
 def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
-                     consts: dict[str, np.ndarray]) -> tuple[dict[str, TensorInfo], int]:
+                     consts: dict[str, Val]) -> tuple[dict[str, TensorInfo], int]:
     """One pass in topological order: fold small tensors and fill unknown output shapes and types.
 
-    Returns the newly known tensors and how many outputs are still unknown although every input of
-    their node has a shape (work for another round of ONNX inference).
+    Returns the newly known tensors and how many node outputs are still unknown.
     """
     added: dict[str, TensorInfo] = {}
-    stuck = 0
-    fold, infer = shape_fns.fold, shape_fns.infer
+    unknown = 0
+    infer, folders = shape_fns.infer, shape_fns.FOLDERS
+    get_info, get_const = infos.get, consts.get
     for n in raw:
-        ins = [infos.get(i) if i else None for i in n.input]
-        vals = [consts.get(i) if i else None for i in n.input]
-        if shape_fns.has_folder(n.op_type) and (n.op_type in _NO_INPUT_FOLDS or any(v is not None for v in vals)):
+        ins = [get_info(i) if i else None for i in n.input]
+        vals = [get_const(i) if i else None for i in n.input]
+        folder = folders.get(n.op_type)
+        if folder is not None and (n.op_type in _NO_INPUT_FOLDS or any(v is not None for v in vals)):
             try:
-                out_vals = fold(n, vals, ins)
+                out_vals = folder(n, vals, ins)
             except Exception:
                 out_vals = None
             if out_vals is not None:
@@ -393,7 +445,7 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
         for k, name in enumerate(n.output):
             if not name:
                 continue
-            cur = infos.get(name)
+            cur = get_info(name)
             if cur is not None and cur.shape is not None and cur.dtype != "unknown":
                 continue
             shape = cur.shape if cur is not None else None
@@ -402,7 +454,7 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
                 if name in consts:
                     shape = tuple(int(d) for d in consts[name].shape)
                     if dtype == "unknown":
-                        dtype = str(consts[name].dtype)
+                        dtype = consts[name].dtype
                 else:
                     try:
                         shape = infer(n, ins, vals, k)
@@ -414,40 +466,37 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
                 info = TensorInfo(name, dtype, tuple(int(d) for d in shape))
                 infos[name] = info
                 added[name] = info
-            elif all(i is not None and i.shape is not None for i, nm in zip(ins, n.input) if nm):
-                stuck += 1
-    return added, stuck
+            else:
+                unknown += 1
+    return added, unknown
 
 
-_NP_TO_ONNX = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "float64": TensorProto.DOUBLE,
-               "bfloat16": TensorProto.BFLOAT16, "int64": TensorProto.INT64, "int32": TensorProto.INT32,
-               "int8": TensorProto.INT8, "uint8": TensorProto.UINT8, "bool": TensorProto.BOOL,
-               "int16": TensorProto.INT16, "uint16": TensorProto.UINT16, "uint32": TensorProto.UINT32,
-               "uint64": TensorProto.UINT64}
 
 
 def _record_value_info(model, added: dict[str, TensorInfo]) -> None:
     from onnx import helper
 
-    outputs = {o.name for o in model.graph.output}
+    g = model.graph
+    skip = {o.name for o in g.output} | {i.name for i in g.input} | {t.name for t in g.initializer}
     for name, info in added.items():
-        if name in outputs:
+        elem = ONNX_TYPES.get(info.dtype)
+        if name in skip or info.shape is None or elem is None or info.dtype == "string":
             continue
-        elem = _NP_TO_ONNX.get(info.dtype, TensorProto.FLOAT)
         model.graph.value_info.append(helper.make_tensor_value_info(name, elem, list(info.shape)))
 
 
 def _attrs(n: RawNode) -> dict:
+    graph_type = onnx_pb().GraphProto
     out = {}
     for name, v in n.attrs.items():
         if isinstance(v, bytes):
             v = v.decode(errors="replace")
         elif isinstance(v, list):
             if v and not isinstance(v[0], (int, float, bytes)):
-                v = "<subgraph>" if isinstance(v[0], onnx.GraphProto) else "<tensor>"
+                v = "<subgraph>" if isinstance(v[0], graph_type) else "<tensor>"
             else:
                 v = tuple(x.decode(errors="replace") if isinstance(x, bytes) else x for x in v)
-        elif isinstance(v, onnx.GraphProto):
+        elif isinstance(v, graph_type):
             v = "<subgraph>"
         elif not isinstance(v, (int, float)):
             v = "<tensor>"
@@ -455,23 +504,18 @@ def _attrs(n: RawNode) -> dict:
     return out
 
 
-def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[str, np.ndarray],
+def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[str, Val],
                  static: set[str]) -> tuple[Node, ...]:
-    final: dict[str, TensorInfo] = {}
-
-    def info(name: str) -> TensorInfo:
-        t = final.get(name)
-        if t is None:
-            t = infos.get(name) or TensorInfo(name, "unknown", None)
-            if name in static:
-                t = TensorInfo(t.name, t.dtype, t.shape, True)
-            final[name] = t
-        return t
-
+    for name in static:
+        t = infos.get(name)
+        if t is not None and not t.is_initializer:
+            infos[name] = TensorInfo(t.name, t.dtype, t.shape, True)
     known_values: dict[str, tuple] = {}
+    int_types = shape_fns.INT_TYPES
     for name, v in consts.items():
-        if v.dtype.kind in "iub":
-            known_values[name] = tuple(v.reshape(-1).tolist())
+        if v.dtype in int_types or v.dtype == "bool":
+            known_values[name] = tuple(v.data)
+    get = infos.get
     nodes = []
     seen: set[str] = set()
     for k, n in enumerate(raw):
@@ -479,14 +523,19 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
         if name in seen:
             name = f"{name}#{k}"
         seen.add(name)
-        ins = tuple(info(i) if i else None for i in n.input)
-        outs = tuple(info(o) for o in n.output)
+        ins = tuple((get(i) or _unknown(infos, i, static)) if i else None for i in n.input)
+        outs = tuple(get(o) or _unknown(infos, o, static) for o in n.output)
         known = {i: known_values[i] for i in n.input if i in known_values}
         meta = {p.key: p.value for p in n.proto.metadata_props} if len(n.proto.metadata_props) else None
         nodes.append(Node(name=name, op_type=n.op_type, domain=n.domain, inputs=ins, outputs=outs,
                           attrs=frozen_map(_attrs(n)), const_inputs=frozen_map(known),
                           scope=node_scope(n.name, meta)))
     return tuple(nodes)
+
+
+def _unknown(infos: dict[str, TensorInfo], name: str, static: set[str]) -> TensorInfo:
+    t = infos[name] = TensorInfo(name, "unknown", None, name in static)
+    return t
 
 
 def _one_line(e: Exception) -> str:

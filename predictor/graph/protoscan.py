@@ -1,6 +1,8 @@
 """Read an ONNX file without reading its weights: a protobuf wire-format scan with seeks.
 
-The file is read through a small window that seeks past what it skips; top-level ModelProto fields and GraphProto fields are copied as they are,
+A file of up to ``DIRECT_READ_BYTES`` is returned whole (the loader parses it and forgets the values of
+its big initializers: reading a few megabytes costs less than scanning them). A bigger file is read
+through a small window that seeks past what it skips; top-level ModelProto fields and GraphProto fields are copied as they are,
 except the values (raw_data, float_data, ...) of initializers larger than ``keep_elems`` elements, which
 are skipped by their length prefix: their pages are never touched, so a model with gigabytes of weights
 inside the file costs only its graph structure in time and memory. The result is a ModelProto whose big
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+DIRECT_READ_BYTES = 64 << 20
 _MODEL_GRAPH = 7
 _GRAPH_INITIALIZER = 5
 _TENSOR_DIMS = 1
@@ -26,6 +29,13 @@ class _Window:
 
     def __len__(self) -> int:
         return self.length
+
+    def chunk(self, pos: int, n: int) -> bytes:
+        """Up to ``n`` bytes from ``pos`` (fewer at the end of the file), from the cached window."""
+        if not (self.base <= pos and pos + n <= self.base + len(self.data)):
+            self.f.seek(pos)
+            self.base, self.data = pos, self.f.read(max(self.size, n))
+        return self.data[pos - self.base:pos - self.base + n]
 
     def __getitem__(self, key):
         if isinstance(key, slice):
@@ -43,18 +53,17 @@ class _Window:
 
 
 def _varint(buf, pos: int, end: int) -> tuple[int, int]:
+    chunk = buf.chunk(pos, min(10, end - pos)) if isinstance(buf, _Window) else buf[pos:min(pos + 10, end)]
     result = shift = 0
-    while True:
-        if pos >= end:
-            raise ValueError("truncated varint")
-        b = buf[pos]
+    for b in chunk:
         pos += 1
         result |= (b & 0x7F) << shift
         if not b & 0x80:
             return result, pos
         shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
+    if len(chunk) >= 10:
+        raise ValueError("varint too long")
+    raise ValueError("truncated varint")
 
 
 def _fields(buf, pos: int, end: int):
@@ -123,19 +132,27 @@ def _strip_tensor(buf, start: int, end: int, keep_elems: int) -> bytes:
 
 def _strip_graph(buf, start: int, end: int, keep_elems: int) -> bytes:
     out = bytearray()
+    run = start  # start of the current run of fields copied as they are
     for field, wire, fs, vs, ve in _fields(buf, start, end):
         if field == _GRAPH_INITIALIZER and wire == 2:
+            if run < fs:
+                out += buf[run:fs]
             t = _strip_tensor(buf, vs, ve, keep_elems)
             out += _encode_varint((field << 3) | 2) + _encode_varint(len(t)) + t
-        else:
-            out += buf[fs:ve]
+            run = ve
+    if run < end:
+        out += buf[run:end]
     return bytes(out)
 
 
 def read_model_bytes(path: str, keep_elems: int) -> bytes:
-    """Serialized ModelProto of ``path`` with the values of large initializers left out."""
+    """Serialized ModelProto of ``path``, with the values of large initializers left out when the file is
+    bigger than ``DIRECT_READ_BYTES``."""
     with open(path, "rb") as f:
-        buf = _Window(f, os.fstat(f.fileno()).st_size)
+        size = os.fstat(f.fileno()).st_size
+        if size <= DIRECT_READ_BYTES:
+            return f.read()
+        buf = _Window(f, size)
         out = bytearray()
         for field, wire, fs, vs, ve in _fields(buf, 0, len(buf)):
             if field == _MODEL_GRAPH and wire == 2:

@@ -1,37 +1,40 @@
-"""Our own shape functions and small-tensor folding, for what ONNX shape inference leaves unknown.
+"""Our own shape functions and small-tensor folding, for a whole graph in one pass.
 
-ONNX's inference (with data propagation) handles most graphs once the inputs are concrete; it gives
-up where an output shape depends on the *values* of a computed tensor (Reshape of a shape built with
-Div/Cast/Where, Pad with computed pads, Expand of a ConstantOfShape, Range with computed limits,
-ScatterND into a computed mask...). Two registries keyed by op type fill the gap:
+Once the inputs are concrete, every output shape follows from input shapes and, for some ops, from
+the *values* of small computed tensors (Reshape of a shape built with Div/Cast/Where, Pad with
+computed pads, Expand of a ConstantOfShape, Range with computed limits, Slice with computed starts,
+ScatterND into a computed mask...). Two registries keyed by op type compute them:
 
-* ``fold(n, vals, ins)`` evaluates a node with numpy when the values of its inputs are known (small
-  tensors: shape vectors, axes, pads, indices, masks up to ``MAX_FOLD_ELEMS`` elements) and returns
-  its output values; a folder returns None when an input value it needs is unknown.
+* ``fold(n, vals, ins)`` evaluates a node when the values of its inputs are known (small tensors:
+  shape vectors, axes, pads, indices, masks up to ``MAX_FOLD_ELEMS`` elements) and returns its output
+  values; a folder returns None when an input value it needs is unknown.
 * ``infer(n, ins, vals, k)`` gives the shape of output ``k`` from the input shapes and whatever input
   values are known (never the value of a big tensor: ScatterND's output has its data's shape whatever
   the updates hold).
 
-``output_dtype(n, ins, k)`` gives the element type of an output ONNX left untyped. An op with no entry
-returns None (left unknown; the loader then asks ONNX inference again). Nodes are :class:`RawNode`
-(the loader's light copy of a NodeProto with decoded attributes).
+``output_dtype(n, ins, k)`` gives an output's element type. An op with no entry returns None (the
+loader then asks ONNX shape inference). Values are :class:`Val` (plain Python lists: numpy is not
+imported on this path, its import alone costs more than folding a whole graph). Nodes are
+:class:`RawNode`, the loader's light copy of a NodeProto with decoded attributes.
 """
 from __future__ import annotations
 
 import math
+import struct
+import sys
+from array import array
 from typing import Callable, Sequence
-
-import numpy as np
 
 from ..types import TensorInfo
 
-MAX_FOLD_ELEMS = 1 << 16  # a folder never materialises a bigger tensor (the loader keeps <= 4096)
+MAX_FOLD_ELEMS = 4096  # a folder never materialises a bigger tensor (the loader keeps as many)
 
 Folder = Callable[..., list]
 ShapeFn = Callable[..., tuple]
 
 _FOLD: dict[str, Folder] = {}
 _SHAPE: dict[str, ShapeFn] = {}
+FOLDERS = _FOLD  # read-only view for the loader's hot loop: op type -> folder
 
 
 def _register(table: dict, *ops: str):
@@ -79,16 +82,53 @@ def _attr(n, name, default=None):
     return n.attrs.get(name, default)
 
 
-def _ints(v) -> list[int]:
-    return [int(x) for x in np.asarray(v).reshape(-1).tolist()]
+def _str_attr(n, name, default: str) -> str:
+    v = n.attrs.get(name, default)
+    return v.decode() if isinstance(v, bytes) else v
 
 
-# ------------------------------------------------------------------------------ tensor values
-_NP_OF_ONNX = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
-               9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64}
-_TYPED_FIELD = {1: "float_data", 6: "int32_data", 7: "int64_data", 11: "double_data", 13: "uint64_data",
-                12: "uint64_data", 2: "int32_data", 3: "int32_data", 4: "int32_data", 5: "int32_data",
-                9: "int32_data"}
+# ------------------------------------------------------------------------------ values
+INT_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+FLOAT_TYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
+
+# ONNX TensorProto.DataType -> numpy-style name (the loader's dtype names)
+ONNX_TYPE_NAMES = {
+    1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
+    9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 14: "complex64", 15: "complex128",
+    16: "bfloat16", 17: "float8e4m3fn", 18: "float8e4m3fnuz", 19: "float8e5m2", 20: "float8e5m2fnuz",
+    21: "uint4", 22: "int4", 23: "float4e2m1", 24: "float8e8m0", 25: "uint2", 26: "int2",
+    27: "float6e2m3", 28: "float6e3m2",
+}
+ONNX_TYPES = {v: k for k, v in ONNX_TYPE_NAMES.items()}
+
+
+class Val:
+    """A small tensor's value: ``shape``, ``data`` (flat row-major list of Python numbers), ``dtype``
+    (numpy-style name: int64, float32, bool, ...)."""
+
+    __slots__ = ("shape", "data", "dtype")
+
+    def __init__(self, shape, data: list, dtype: str):
+        self.shape = tuple(shape)
+        self.data = data
+        self.dtype = dtype
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def ints(self) -> list[int]:
+        return [int(x) for x in self.data]
+
+    def scalar(self):
+        return self.data[0]
+
+    def __repr__(self) -> str:
+        return f"Val({self.shape}, {self.data[:8]}{'...' if len(self.data) > 8 else ''}, {self.dtype})"
 
 
 def numel_of(dims) -> int:
@@ -98,36 +138,85 @@ def numel_of(dims) -> int:
     return n
 
 
-def tensor_value(t) -> np.ndarray | None:
+def _strides(shape) -> list[int]:
+    st = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        st[i] = st[i + 1] * shape[i + 1]
+    return st
+
+
+def _gather_flat(positions, strides) -> list[int]:
+    """Flat indices of the row-major cartesian product of per-axis positions (each times its stride)."""
+    res = [0]
+    for pos, st in zip(positions, strides):
+        res = [r + p * st for r in res for p in pos]
+    return res
+
+
+def _cast(x, dtype: str):
+    if dtype == "bool":
+        return bool(x)
+    if dtype in INT_TYPES:
+        return x if type(x) is int else int(x) if type(x) is bool else int(math.trunc(x))  # NaN raises: no fold
+    return float(x)
+
+
+def _zero(dtype: str):
+    return False if dtype == "bool" else 0 if dtype in INT_TYPES else 0.0
+
+
+def _small(shape) -> bool:
+    return numel_of(shape) <= MAX_FOLD_ELEMS
+
+
+_ARRAY_CODES = {"float32": "f", "float64": "d", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H",
+                "int32": "i", "uint32": "I", "int64": "q", "uint64": "Q"}
+_TYPED_FIELD = {"float32": "float_data", "int32": "int32_data", "int64": "int64_data", "float64": "double_data",
+                "uint64": "uint64_data", "uint32": "uint64_data", "int8": "int32_data", "uint8": "int32_data",
+                "int16": "int32_data", "uint16": "int32_data", "bool": "int32_data"}
+
+
+def tensor_value(t) -> Val | None:
     """The value of a TensorProto stored inside the file; None for external data or exotic types."""
     if t.data_location == 1 or len(t.external_data):
         return None
     dims = tuple(int(d) for d in t.dims)
-    np_type = _NP_OF_ONNX.get(t.data_type)
-    if np_type is not None:
-        raw = t.raw_data
-        if raw:
-            arr = np.frombuffer(raw, dtype=np.uint8 if np_type is np.bool_ else np_type)
-            if np_type is np.bool_:
-                arr = arr.astype(np.bool_)
-            return arr.reshape(dims).copy()
-        field = _TYPED_FIELD.get(t.data_type)
+    n = numel_of(dims)
+    dtype = ONNX_TYPE_NAMES.get(t.data_type, "unknown")
+    raw = t.raw_data
+    if raw:
+        code = _ARRAY_CODES.get(dtype)
+        if code is not None:
+            a = array(code)
+            a.frombytes(raw)
+            if sys.byteorder == "big":
+                a.byteswap()
+            data = a.tolist()
+        elif dtype == "bool":
+            data = [b != 0 for b in raw]
+        elif dtype == "float16":
+            data = list(struct.unpack(f"<{len(raw) // 2}e", raw))
+        elif dtype == "bfloat16":
+            data = [struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in struct.unpack(f"<{len(raw) // 2}H", raw)]
+        else:
+            return None
+    else:
+        field = _TYPED_FIELD.get(dtype)
         if field is not None:
-            data = getattr(t, field)
-            if len(data) == numel_of(dims):
-                return np.array(data, dtype=np_type).reshape(dims)
-        if t.data_type == 10 and len(t.int32_data) == numel_of(dims):  # float16 bits in int32_data
-            return np.array(t.int32_data, dtype=np.uint16).view(np.float16).reshape(dims)
-    try:  # bfloat16, float8, strings, ...: the reference decoder
-        from onnx import numpy_helper
-
-        return numpy_helper.to_array(t)
-    except Exception:
+            data = list(getattr(t, field))
+            if dtype == "bool":
+                data = [x != 0 for x in data]
+        elif dtype == "float16":  # bit patterns in int32_data
+            data = list(struct.unpack(f"<{len(t.int32_data)}e", struct.pack(f"<{len(t.int32_data)}H", *t.int32_data)))
+        else:
+            return None
+    if len(data) != n:
         return None
+    return Val(dims, data, dtype)
 
 
 # ------------------------------------------------------------------------------ folding
-def fold(n, vals: Sequence[np.ndarray | None], ins: Sequence[TensorInfo | None] = ()) -> list | None:
+def fold(n, vals: Sequence[Val | None], ins: Sequence[TensorInfo | None] = ()) -> list | None:
     fn = _FOLD.get(n.op_type)
     if fn is None:
         return None
@@ -143,8 +232,33 @@ def _all(vals, count=None):
     return all(v is not None for v in sel)
 
 
-def _small(shape) -> bool:
-    return numel_of(shape) <= MAX_FOLD_ELEMS
+def _elementwise(fn, vals: Sequence[Val], dtype: str) -> Val | None:
+    """``fn`` over the broadcast of ``vals`` (numpy rules), results cast to ``dtype``."""
+    out = _broadcast(*(v.shape for v in vals))
+    if out is None or not _small(out):
+        return None
+    n = numel_of(out)
+    cols = []
+    for v in vals:
+        if v.shape == out:
+            cols.append(v.data)
+        elif len(v.data) == 1:
+            cols.append(v.data * n)
+        else:
+            shape = (1,) * (len(out) - v.ndim) + v.shape
+            pos = [range(d) if s == d else [0] * d for s, d in zip(shape, out)]
+            data = v.data
+            cols.append([data[i] for i in _gather_flat(pos, _strides(shape))])
+    if len(cols) == 1:
+        data = [fn(a) for a in cols[0]]
+    elif len(cols) == 2:
+        data = [fn(a, b) for a, b in zip(cols[0], cols[1])]
+    else:
+        data = [fn(*xs) for xs in zip(*cols)]
+    kind = bool if dtype == "bool" else int if dtype in INT_TYPES else float
+    if not all(type(x) is kind for x in data):
+        data = [_cast(x, dtype) for x in data]
+    return Val(out, data, dtype)
 
 
 @_register(_FOLD, "Constant")
@@ -157,13 +271,13 @@ def _f_constant(n, vals, ins):
         v = tensor_value(t)
         return None if v is None else [v]
     if "value_int" in a:
-        return [np.array(a["value_int"], dtype=np.int64)]
+        return [Val((), [int(a["value_int"])], "int64")]
     if "value_ints" in a:
-        return [np.array(a["value_ints"], dtype=np.int64)]
+        return [Val((len(a["value_ints"]),), [int(x) for x in a["value_ints"]], "int64")]
     if "value_float" in a:
-        return [np.array(a["value_float"], dtype=np.float32)]
+        return [Val((), [float(a["value_float"])], "float32")]
     if "value_floats" in a:
-        return [np.array(a["value_floats"], dtype=np.float32)]
+        return [Val((len(a["value_floats"]),), [float(x) for x in a["value_floats"]], "float32")]
     return None
 
 
@@ -172,32 +286,46 @@ def _f_identity(n, vals, ins):
     if vals[0] is None:
         return None
     if n.op_type == "Dropout" and len(n.output) > 1:
-        return [vals[0], np.ones(vals[0].shape, dtype=np.bool_)]
+        return [vals[0], Val(vals[0].shape, [True] * vals[0].size, "bool")]
     return [vals[0]]
 
 
+def _int_div(a, b):
+    if type(a) is int and type(b) is int:
+        q = abs(a) // abs(b)  # ONNX integer Div truncates toward zero (C semantics)
+        return q if (a >= 0) == (b > 0) else -q
+    return a / b
+
+
+def _mod(a, b):
+    return a % b  # Python's sign-of-divisor remainder is numpy's mod (ONNX Mod with fmod=0)
+
+
 _BINARY = {
-    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Equal": np.equal, "Less": np.less,
-    "Greater": np.greater, "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal,
-    "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor, "Max": np.maximum, "Min": np.minimum,
-    "Sum": np.add, "BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or, "BitwiseXor": np.bitwise_xor,
+    "Add": (lambda a, b: a + b, None), "Sub": (lambda a, b: a - b, None), "Mul": (lambda a, b: a * b, None),
+    "Div": (_int_div, None), "Sum": (lambda a, b: a + b, None),
+    "Max": (lambda a, b: a if a >= b else b, None), "Min": (lambda a, b: a if a <= b else b, None),
+    "Equal": (lambda a, b: a == b, "bool"), "Less": (lambda a, b: a < b, "bool"),
+    "Greater": (lambda a, b: a > b, "bool"), "LessOrEqual": (lambda a, b: a <= b, "bool"),
+    "GreaterOrEqual": (lambda a, b: a >= b, "bool"), "And": (lambda a, b: bool(a) and bool(b), "bool"),
+    "Or": (lambda a, b: bool(a) or bool(b), "bool"), "Xor": (lambda a, b: bool(a) != bool(b), "bool"),
+    "BitwiseAnd": (lambda a, b: a & b, None), "BitwiseOr": (lambda a, b: a | b, None),
+    "BitwiseXor": (lambda a, b: a ^ b, None),
 }
-_KEEPS_TYPE = {"Add", "Sub", "Mul", "Max", "Min", "Sum"}
 
 
 @_register(_FOLD, *_BINARY)
 def _f_binary(n, vals, ins):
     if not vals or not _all(vals):
         return None
-    if not _small(np.broadcast_shapes(*(v.shape for v in vals))):
+    fn, out_type = _BINARY[n.op_type]
+    if n.op_type == "Div" and any(x == 0 for x in vals[1].data):
         return None
-    fn = _BINARY[n.op_type]
     out = vals[0]
     for v in vals[1:]:
-        out = fn(out, v)
-    out = np.asarray(out)
-    if n.op_type in _KEEPS_TYPE and out.dtype != vals[0].dtype:
-        out = out.astype(vals[0].dtype)
+        out = _elementwise(fn, [out, v], out_type or vals[0].dtype)
+        if out is None:
+            return None
     return [out]
 
 
@@ -205,50 +333,56 @@ def _f_binary(n, vals, ins):
 def _f_mean(n, vals, ins):
     if not vals or not _all(vals):
         return None
-    return [np.asarray(sum(vals) / len(vals)).astype(vals[0].dtype)]
-
-
-@_register(_FOLD, "Div")
-def _f_div(n, vals, ins):
-    if not _all(vals, 2):
-        return None
-    a, b = vals[0], vals[1]
-    if a.dtype.kind in "iu" and b.dtype.kind in "iu":
-        if np.any(b == 0):
+    out = vals[0]
+    for v in vals[1:]:
+        out = _elementwise(lambda a, b: a + b, [out, v], "float64")
+        if out is None:
             return None
-        q = np.abs(a) // np.abs(b)  # ONNX integer Div truncates toward zero
-        return [(np.sign(a) * np.sign(b) * q).astype(a.dtype)]
-    return [np.asarray(a / b).astype(a.dtype)]
+    return [Val(out.shape, [_cast(x / len(vals), vals[0].dtype) for x in out.data], vals[0].dtype)]
 
 
 @_register(_FOLD, "Mod")
 def _f_mod(n, vals, ins):
-    if not _all(vals, 2) or np.any(vals[1] == 0):
+    if not _all(vals, 2) or any(x == 0 for x in vals[1].data):
         return None
-    fn = np.fmod if _attr(n, "fmod", 0) else np.mod
-    return [np.asarray(fn(vals[0], vals[1])).astype(vals[0].dtype)]
+    fn = math.fmod if _attr(n, "fmod", 0) else _mod
+    if _attr(n, "fmod", 0) and vals[0].dtype in INT_TYPES:
+        fn = lambda a, b: int(math.fmod(a, b))  # noqa: E731
+    return [_elementwise(fn, vals[:2], vals[0].dtype)]
 
 
 @_register(_FOLD, "Pow")
 def _f_pow(n, vals, ins):
     if not _all(vals, 2):
         return None
-    return [np.asarray(np.power(vals[0].astype(np.float64), vals[1])).astype(vals[0].dtype)]
+    return [_elementwise(lambda a, b: a ** b, vals[:2], vals[0].dtype)]
 
 
 @_register(_FOLD, "BitShift")
 def _f_bitshift(n, vals, ins):
     if not _all(vals, 2):
         return None
-    fn = np.left_shift if _attr(n, "direction", b"LEFT") in (b"LEFT", "LEFT") else np.right_shift
-    return [np.asarray(fn(vals[0], vals[1])).astype(vals[0].dtype)]
+    left = _str_attr(n, "direction", "LEFT") == "LEFT"
+    return [_elementwise((lambda a, b: a << b) if left else (lambda a, b: a >> b), vals[:2], vals[0].dtype)]
 
 
-_UNARY = {"Neg": np.negative, "Abs": np.abs, "Not": np.logical_not, "Floor": np.floor, "Ceil": np.ceil,
-          "Sqrt": np.sqrt, "Sign": np.sign, "Reciprocal": np.reciprocal, "Exp": np.exp, "Log": np.log,
-          "Sin": np.sin, "Cos": np.cos, "Tanh": np.tanh, "Round": np.round, "IsNaN": np.isnan,
-          "Relu": lambda x: np.maximum(x, 0), "BitwiseNot": np.invert,
-          "Sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x))}
+def _guard(fn):
+    def g(x):
+        try:
+            return fn(x)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return math.nan
+    return g
+
+
+_UNARY = {
+    "Neg": lambda x: -x, "Abs": abs, "Floor": math.floor, "Ceil": math.ceil, "Sqrt": _guard(math.sqrt),
+    "Sign": lambda x: (x > 0) - (x < 0), "Reciprocal": _guard(lambda x: 1.0 / x), "Exp": _guard(math.exp),
+    "Log": _guard(math.log), "Sin": math.sin, "Cos": math.cos, "Tanh": math.tanh, "Round": round,
+    "Relu": lambda x: x if x > 0 else x * 0, "BitwiseNot": lambda x: ~x,
+    "Sigmoid": _guard(lambda x: 1.0 / (1.0 + math.exp(-x))),
+    "Not": lambda x: not x, "IsNaN": lambda x: x != x,
+}
 _UNARY_BOOL = {"Not", "IsNaN"}
 
 
@@ -256,25 +390,27 @@ _UNARY_BOOL = {"Not", "IsNaN"}
 def _f_unary(n, vals, ins):
     if not _all(vals, 1):
         return None
-    with np.errstate(all="ignore"):
-        out = np.asarray(_UNARY[n.op_type](vals[0]))
-    return [out if n.op_type in _UNARY_BOOL else out.astype(vals[0].dtype)]
+    v = vals[0]
+    return [_elementwise(_UNARY[n.op_type], [v], "bool" if n.op_type in _UNARY_BOOL else v.dtype)]
 
 
 @_register(_FOLD, "Clip")
 def _f_clip(n, vals, ins):
     if vals[0] is None:
         return None
-    lo = vals[1] if len(vals) > 1 and vals[1] is not None else _attr(n, "min")
-    hi = vals[2] if len(vals) > 2 and vals[2] is not None else _attr(n, "max")
-    if (len(vals) > 1 and n.input[1] and vals[1] is None) or (len(vals) > 2 and n.input[2] and vals[2] is None):
+    if (len(n.input) > 1 and n.input[1] and vals[1] is None) or (len(n.input) > 2 and n.input[2] and vals[2] is None):
         return None
-    out = vals[0]
-    if lo is not None:
-        out = np.maximum(out, lo)
-    if hi is not None:
-        out = np.minimum(out, hi)
-    return [np.asarray(out).astype(vals[0].dtype)]
+    lo = vals[1].scalar() if len(vals) > 1 and vals[1] is not None else _attr(n, "min")
+    hi = vals[2].scalar() if len(vals) > 2 and vals[2] is not None else _attr(n, "max")
+
+    def clip(x):
+        if lo is not None and x < lo:
+            x = lo
+        if hi is not None and x > hi:
+            x = hi
+        return x
+
+    return [_elementwise(clip, [vals[0]], vals[0].dtype)]
 
 
 @_register(_FOLD, "Shape")
@@ -282,32 +418,28 @@ def _f_shape(n, vals, ins):
     if not ins or ins[0] is None or ins[0].shape is None:
         return None
     shape = list(ins[0].shape)
-    start = _attr(n, "start", 0)
-    end = _attr(n, "end", None)
-    return [np.array(shape[start:end], dtype=np.int64)]
+    dims = shape[_attr(n, "start", 0):_attr(n, "end", None)]
+    return [Val((len(dims),), dims, "int64")]
 
 
 @_register(_FOLD, "Size")
 def _f_size(n, vals, ins):
     if not ins or ins[0] is None or ins[0].shape is None:
         return None
-    return [np.array(numel_of(ins[0].shape), dtype=np.int64)]
+    return [Val((), [numel_of(ins[0].shape)], "int64")]
 
 
-def _np_type(onnx_type: int):
-    t = _NP_OF_ONNX.get(int(onnx_type))
-    if t is not None:
-        return t
-    from onnx import helper
-
-    return helper.tensor_dtype_to_np_dtype(int(onnx_type))
+def _cast_val(v: Val, dtype: str) -> Val | None:
+    if dtype not in INT_TYPES and dtype not in FLOAT_TYPES and dtype != "bool":
+        return None
+    return Val(v.shape, [_cast(x, dtype) for x in v.data], dtype)
 
 
 @_register(_FOLD, "Cast")
 def _f_cast(n, vals, ins):
     if not _all(vals, 1):
         return None
-    return [vals[0].astype(_np_type(_attr(n, "to", 1)))]
+    return [_cast_val(vals[0], ONNX_TYPE_NAMES.get(int(_attr(n, "to", 1)), "unknown"))]
 
 
 @_register(_FOLD, "CastLike")
@@ -315,225 +447,318 @@ def _f_cast_like(n, vals, ins):
     if vals[0] is None:
         return None
     if len(vals) > 1 and vals[1] is not None:
-        return [vals[0].astype(vals[1].dtype)]
-    if len(ins) > 1 and ins[1] is not None and ins[1].dtype not in ("unknown", "bfloat16"):
-        return [vals[0].astype(np.dtype(ins[1].dtype))]
+        return [_cast_val(vals[0], vals[1].dtype)]
+    if len(ins) > 1 and ins[1] is not None:
+        return [_cast_val(vals[0], ins[1].dtype)]
     return None
+
+
+def _norm_indices(idx: list[int], dim: int) -> list[int] | None:
+    out = [i + dim if i < 0 else i for i in idx]
+    return out if all(0 <= i < dim for i in out) else None
 
 
 @_register(_FOLD, "Gather")
 def _f_gather(n, vals, ins):
     if not _all(vals, 2):
         return None
-    return [np.take(vals[0], vals[1].astype(np.int64), axis=_attr(n, "axis", 0))]
+    data, ind = vals[0], vals[1]
+    if data.ndim == 0:
+        return None
+    ax = _attr(n, "axis", 0) % data.ndim
+    idx = _norm_indices(ind.ints(), data.shape[ax])
+    out_shape = data.shape[:ax] + ind.shape + data.shape[ax + 1:]
+    if idx is None or not _small(out_shape):
+        return None
+    pos = [range(d) for d in data.shape[:ax]] + [idx] + [range(d) for d in data.shape[ax + 1:]]
+    d = data.data
+    return [Val(out_shape, [d[i] for i in _gather_flat(pos, _strides(data.shape))], data.dtype)]
+
+
+def _element_base(data_shape, ind_shape, ax):
+    """Flat data index of every position of an indices tensor, without the ``ax`` component."""
+    pos = [range(d) if k != ax else [0] * d for k, d in enumerate(ind_shape)]
+    return _gather_flat(pos, _strides(data_shape))
 
 
 @_register(_FOLD, "GatherElements")
 def _f_gather_elements(n, vals, ins):
     if not _all(vals, 2):
         return None
-    axis = _attr(n, "axis", 0)
-    idx = vals[1].astype(np.int64)
-    idx = np.where(idx < 0, idx + vals[0].shape[axis], idx)
-    return [np.take_along_axis(vals[0], idx, axis=axis)]
+    data, ind = vals[0], vals[1]
+    ax = _attr(n, "axis", 0) % data.ndim
+    idx = _norm_indices(ind.ints(), data.shape[ax])
+    if idx is None:
+        return None
+    st = _strides(data.shape)[ax]
+    d = data.data
+    return [Val(ind.shape, [d[b + i * st] for b, i in zip(_element_base(data.shape, ind.shape, ax), idx)], data.dtype)]
+
+
+def _nd_offsets(data: Val, ind: Val) -> tuple[list[int], int, int] | None:
+    """(flat offsets of the addressed blocks, block size, k) of GatherND/ScatterND indices."""
+    k = ind.shape[-1]
+    if k > data.ndim:
+        return None
+    st = _strides(data.shape)
+    block = numel_of(data.shape[k:])
+    flat = ind.ints()
+    offsets = []
+    for r in range(0, len(flat), k) if k else range(max(len(flat), 1)):
+        off = 0
+        for j in range(k):
+            i = flat[r + j]
+            dim = data.shape[j]
+            i = i + dim if i < 0 else i
+            if not 0 <= i < dim:
+                return None
+            off += i * st[j]
+        offsets.append(off)
+    return offsets, block, k
 
 
 @_register(_FOLD, "GatherND")
 def _f_gather_nd(n, vals, ins):
     if not _all(vals, 2) or _attr(n, "batch_dims", 0):
         return None
-    data, idx = vals[0], vals[1].astype(np.int64)
-    k = idx.shape[-1]
-    flat = idx.reshape(-1, k)
-    out = np.stack([data[tuple(row)] for row in flat]) if flat.shape[0] else np.zeros((0,) + data.shape[k:], data.dtype)
-    return [out.reshape(idx.shape[:-1] + data.shape[k:])]
+    data, ind = vals[0], vals[1]
+    spec = _nd_offsets(data, ind)
+    if spec is None:
+        return None
+    offsets, block, k = spec
+    out = []
+    for off in offsets:
+        out.extend(data.data[off:off + block])
+    return [Val(ind.shape[:-1] + data.shape[k:], out, data.dtype)]
 
 
 @_register(_FOLD, "ScatterND")
 def _f_scatter_nd(n, vals, ins):
     if not _all(vals, 3):
         return None
-    out = vals[0].copy()
-    idx = vals[1].astype(np.int64)
-    k = idx.shape[-1]
-    upd = vals[2].reshape((-1,) + out.shape[k:])
-    red = _attr(n, "reduction", b"none")
-    red = red.decode() if isinstance(red, bytes) else red
-    for row, u in zip(idx.reshape(-1, k), upd):
-        key = tuple(row)
-        if red == "add":
-            out[key] += u
-        elif red == "mul":
-            out[key] *= u
-        elif red == "max":
-            out[key] = np.maximum(out[key], u)
-        elif red == "min":
-            out[key] = np.minimum(out[key], u)
+    data, ind, upd = vals
+    spec = _nd_offsets(data, ind)
+    if spec is None:
+        return None
+    offsets, block, _ = spec
+    red = _str_attr(n, "reduction", "none")
+    combine = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": max, "min": min}.get(red)
+    out = list(data.data)
+    u = upd.data
+    for j, off in enumerate(offsets):
+        chunk = u[j * block:(j + 1) * block]
+        if combine is None:
+            out[off:off + block] = chunk
         else:
-            out[key] = u
-    return [out]
+            out[off:off + block] = [combine(a, b) for a, b in zip(out[off:off + block], chunk)]
+    return [Val(data.shape, [_cast(x, data.dtype) for x in out], data.dtype)]
 
 
 @_register(_FOLD, "ScatterElements", "Scatter")
 def _f_scatter_elements(n, vals, ins):
-    if not _all(vals, 3):
+    if not _all(vals, 3) or _str_attr(n, "reduction", "none") != "none":
         return None
-    red = _attr(n, "reduction", b"none")
-    if red not in (b"none", "none"):
+    data, ind, upd = vals
+    ax = _attr(n, "axis", 0) % data.ndim
+    idx = _norm_indices(ind.ints(), data.shape[ax])
+    if idx is None:
         return None
-    out = vals[0].copy()
-    axis = _attr(n, "axis", 0)
-    idx = vals[1].astype(np.int64)
-    idx = np.where(idx < 0, idx + out.shape[axis], idx)
-    np.put_along_axis(out, idx, vals[2], axis=axis)
-    return [out]
+    st = _strides(data.shape)[ax]
+    out = list(data.data)
+    for b, i, u in zip(_element_base(data.shape, ind.shape, ax), idx, upd.data):
+        out[b + i * st] = _cast(u, data.dtype)
+    return [Val(data.shape, out, data.dtype)]
 
 
 def _axes_input(n, vals, ins, i=1, attr="axes"):
     """Axes from input ``i`` (newer opsets) or the attribute; ``False`` when the input is unknown."""
     if len(n.input) > i and n.input[i]:
-        return _ints(vals[i]) if vals[i] is not None else False
+        return vals[i].ints() if vals[i] is not None else False
     a = _attr(n, attr)
     return None if a is None else [int(x) for x in a]
+
+
+def _reshaped(v: Val, shape) -> Val:
+    return Val(shape, v.data, v.dtype)
 
 
 @_register(_FOLD, "Unsqueeze")
 def _f_unsqueeze(n, vals, ins):
     if vals[0] is None:
         return None
-    axes = _axes_input(n, vals, ins)
-    if not axes:
-        return None
-    out = vals[0]
-    rank = out.ndim + len(axes)
-    for ax in sorted(a % rank for a in axes):
-        out = np.expand_dims(out, ax)
-    return [out]
+    shape = _s_unsqueeze(n, [vals[0].shape], vals, 0)
+    return None if shape is None else [_reshaped(vals[0], shape)]
 
 
 @_register(_FOLD, "Squeeze")
 def _f_squeeze(n, vals, ins):
     if vals[0] is None:
         return None
-    axes = _axes_input(n, vals, ins)
-    if axes is False:
-        return None
-    if not axes:
-        return [np.squeeze(vals[0])]
-    return [np.squeeze(vals[0], axis=tuple(a % vals[0].ndim for a in axes))]
-
-
-@_register(_FOLD, "Concat")
-def _f_concat(n, vals, ins):
-    if not vals or not _all(vals):
-        return None
-    return [np.concatenate([np.atleast_1d(v) for v in vals], axis=_attr(n, "axis", 0))]
-
-
-@_register(_FOLD, "Slice")
-def _f_slice(n, vals, ins):
-    if vals[0] is None:
-        return None
-    spec = _slice_spec(n, vals, vals[0].ndim)
-    if spec is None:
-        return None
-    idx = [slice(None)] * vals[0].ndim
-    for ax, (s, e, st) in spec.items():
-        idx[ax] = slice(s, e, st)
-    return [vals[0][tuple(idx)]]
-
-
-@_register(_FOLD, "Reshape")
-def _f_reshape(n, vals, ins):
-    if not _all(vals, 2):
-        return None
-    shape = _reshape_target(vals[0].shape, _ints(vals[1]), _attr(n, "allowzero", 0))
-    return None if shape is None else [vals[0].reshape(shape)]
+    shape = _s_squeeze(n, [vals[0].shape], vals, 0)
+    return None if shape is None else [_reshaped(vals[0], shape)]
 
 
 @_register(_FOLD, "Flatten")
 def _f_flatten(n, vals, ins):
     if vals[0] is None:
         return None
-    return [vals[0].reshape(_s_flatten(n, [vals[0].shape], vals, 0))]
+    return [_reshaped(vals[0], _s_flatten(n, [vals[0].shape], vals, 0))]
+
+
+@_register(_FOLD, "Reshape")
+def _f_reshape(n, vals, ins):
+    if not _all(vals, 2):
+        return None
+    shape = _reshape_target(vals[0].shape, vals[1].ints(), _attr(n, "allowzero", 0))
+    return None if shape is None else [_reshaped(vals[0], shape)]
+
+
+@_register(_FOLD, "Concat")
+def _f_concat(n, vals, ins):
+    if not vals or not _all(vals):
+        return None
+    vs = [v if v.ndim else _reshaped(v, (1,)) for v in vals]
+    shape = _s_concat(n, [v.shape for v in vs], vals, 0)
+    if shape is None:
+        return None
+    ax = _attr(n, "axis", 0) % len(shape)
+    outer = numel_of(shape[:ax])
+    blocks = [numel_of(v.shape[ax:]) for v in vs]
+    out = []
+    for o in range(outer):
+        for v, b in zip(vs, blocks):
+            out.extend(v.data[o * b:(o + 1) * b])
+    return [Val(shape, out, vals[0].dtype)]
+
+
+def _take(v: Val, positions) -> Val:
+    shape = tuple(len(p) for p in positions)
+    d = v.data
+    return Val(shape, [d[i] for i in _gather_flat(positions, _strides(v.shape))], v.dtype)
+
+
+@_register(_FOLD, "Slice")
+def _f_slice(n, vals, ins):
+    v = vals[0]
+    if v is None or v.ndim == 0:
+        return None
+    spec = _slice_spec(n, vals, v.ndim)
+    if spec is None:
+        return None
+    pos = [range(d) for d in v.shape]
+    for ax, (s, e, st) in spec.items():
+        pos[ax] = range(*slice(s, e, st).indices(v.shape[ax]))
+    return [_take(v, pos)]
 
 
 @_register(_FOLD, "Transpose")
 def _f_transpose(n, vals, ins):
-    if vals[0] is None:
+    v = vals[0]
+    if v is None:
         return None
-    perm = _attr(n, "perm")
-    return [np.transpose(vals[0], perm if perm else None)]
+    perm = _attr(n, "perm") or list(reversed(range(v.ndim)))
+    st = _strides(v.shape)
+    d = v.data
+    idx = _gather_flat([range(v.shape[p]) for p in perm], [st[p] for p in perm])
+    return [Val(tuple(v.shape[p] for p in perm), [d[i] for i in idx], v.dtype)]
 
 
 @_register(_FOLD, "Tile")
 def _f_tile(n, vals, ins):
     if not _all(vals, 2):
         return None
-    reps = _ints(vals[1])
-    if not _small([d * r for d, r in zip(vals[0].shape, reps)]):
+    v, reps = vals[0], vals[1].ints()
+    if len(reps) != v.ndim or not _small([d * r for d, r in zip(v.shape, reps)]):
         return None
-    return [np.tile(vals[0], reps)]
+    return [_take(v, [list(range(d)) * r for d, r in zip(v.shape, reps)])]
 
 
 @_register(_FOLD, "Split")
 def _f_split(n, vals, ins):
-    if vals[0] is None:
+    v = vals[0]
+    if v is None or v.ndim == 0:
         return None
-    shape = vals[0].shape
-    sizes = [_s_split(n, [shape], vals, k) for k in range(len(n.output))]
+    sizes = [_s_split(n, [v.shape], vals, k) for k in range(len(n.output))]
     if any(s is None for s in sizes):
         return None
-    ax = _attr(n, "axis", 0) % len(shape)
+    ax = _attr(n, "axis", 0) % v.ndim
     out, start = [], 0
     for s in sizes:
-        idx = [slice(None)] * len(shape)
-        idx[ax] = slice(start, start + s[ax])
-        out.append(vals[0][tuple(idx)])
+        pos = [range(d) for d in v.shape]
+        pos[ax] = range(start, start + s[ax])
+        out.append(_take(v, pos))
         start += s[ax]
     return out
 
 
 @_register(_FOLD, "Pad")
 def _f_pad(n, vals, ins):
-    if vals[0] is None:
+    v = vals[0]
+    if v is None:
         return None
-    shape = _s_pad(n, [vals[0].shape], vals, 0)
-    if shape is None or not _small(shape):
+    spec = _pad_spec(n, vals, v.ndim)
+    if spec is None:
         return None
-    pads, axes = _pad_spec(n, vals, vals[0].ndim)
+    pads, axes = spec
     if any(p < 0 for p in pads):
         return None
-    width = [(0, 0)] * vals[0].ndim
-    na = len(axes)
+    before, after = [0] * v.ndim, [0] * v.ndim
     for j, a in enumerate(axes):
-        width[a] = (pads[j], pads[j + na])
-    mode = _attr(n, "mode", b"constant")
-    mode = mode.decode() if isinstance(mode, bytes) else mode
+        before[a], after[a] = pads[j], pads[j + len(axes)]
+    shape = tuple(d + b + e for d, b, e in zip(v.shape, before, after))
+    if not _small(shape):
+        return None
+    mode = _str_attr(n, "mode", "constant")
+    pos = []
+    for d, b, size in zip(v.shape, before, shape):
+        src = []
+        for j in range(size):
+            i = j - b
+            if 0 <= i < d:
+                src.append(i)
+            elif mode == "constant" or d == 0:
+                src.append(None)
+            elif mode == "edge":
+                src.append(min(max(i, 0), d - 1))
+            elif mode == "wrap":
+                src.append(i % d)
+            elif mode == "reflect" and d > 1:
+                period = 2 * (d - 1)
+                i %= period
+                src.append(i if i < d else period - i)
+            else:
+                return None
+        pos.append(src)
+    fill = 0
     if mode == "constant":
-        cv = vals[2] if len(vals) > 2 and vals[2] is not None else _attr(n, "value", 0)
-        return [np.pad(vals[0], width, mode="constant", constant_values=np.asarray(cv).reshape(-1)[0]
-                       if np.asarray(cv).size else 0)]
-    np_mode = {"reflect": "reflect", "edge": "edge", "wrap": "wrap"}.get(mode)
-    return None if np_mode is None else [np.pad(vals[0], width, mode=np_mode)]
+        cv = vals[2] if len(vals) > 2 and vals[2] is not None else None
+        fill = cv.scalar() if cv is not None and cv.size else _attr(n, "value", 0)
+    fill = _cast(fill, v.dtype)
+    res = [0]
+    for p, st in zip(pos, _strides(v.shape)):
+        res = [None if (r is None or q is None) else r + q * st for r in res for q in p]
+    d = v.data
+    return [Val(shape, [fill if i is None else d[i] for i in res], v.dtype)]
 
 
 @_register(_FOLD, "ConstantOfShape")
 def _f_constant_of_shape(n, vals, ins):
     if not _all(vals, 1):
         return None
-    shape = _ints(vals[0])
+    shape = vals[0].ints()
     if any(d < 0 for d in shape) or not _small(shape):
         return None
     t = _attr(n, "value")
-    fill = tensor_value(t).reshape(-1)[0] if t is not None else np.float32(0)
-    return [np.full(shape, fill, dtype=fill.dtype)]
+    fill = tensor_value(t) if t is not None else Val((1,), [0.0], "float32")
+    if fill is None or not fill.size:
+        return None
+    return [Val(shape, [fill.data[0]] * numel_of(shape), fill.dtype)]
 
 
 def _range_count(vals) -> int | None:
     if not _all(vals, 3):
         return None
-    start, limit, delta = (v.reshape(-1)[0].item() for v in vals[:3])
+    start, limit, delta = (v.scalar() for v in vals[:3])
     if delta == 0:
         return None
     return max(int(math.ceil((limit - start) / delta)), 0)
@@ -544,108 +769,169 @@ def _f_range(n, vals, ins):
     count = _range_count(vals)
     if count is None or count > MAX_FOLD_ELEMS:
         return None
-    start, delta = vals[0].reshape(-1)[0], vals[2].reshape(-1)[0]
-    return [(start + np.arange(count) * delta).astype(vals[0].dtype)]
+    start, delta = vals[0].scalar(), vals[2].scalar()
+    dtype = vals[0].dtype
+    return [Val((count,), [_cast(start + i * delta, dtype) for i in range(count)], dtype)]
 
 
 @_register(_FOLD, "Where")
 def _f_where(n, vals, ins):
-    if not _all(vals, 3) or not _small(np.broadcast_shapes(*(v.shape for v in vals[:3]))):
+    if not _all(vals, 3):
         return None
-    return [np.where(vals[0], vals[1], vals[2])]
+    return [_elementwise(lambda c, x, y: x if c else y, vals[:3], vals[1].dtype)]
 
 
 @_register(_FOLD, "Expand")
 def _f_expand(n, vals, ins):
     if not _all(vals, 2):
         return None
-    shape = _broadcast(tuple(vals[0].shape), tuple(_ints(vals[1])))
-    if shape is None or not _small(shape):
+    shape = _broadcast(vals[0].shape, tuple(vals[1].ints()))
+    if shape is None:
         return None
-    return [np.broadcast_to(vals[0], shape).copy()]
+    return [_elementwise(lambda x, _: x, [vals[0], Val(shape, [0] * numel_of(shape), "int64")], vals[0].dtype)]
 
 
 @_register(_FOLD, "Trilu")
 def _f_trilu(n, vals, ins):
-    if vals[0] is None:
+    v = vals[0]
+    if v is None or v.ndim < 2:
         return None
     k = 0
     if len(n.input) > 1 and n.input[1]:
         if vals[1] is None:
             return None
-        k = int(vals[1].reshape(-1)[0])
-    fn = np.triu if _attr(n, "upper", 1) else np.tril
-    return [fn(vals[0], k)]
+        k = int(vals[1].scalar())
+    upper = _attr(n, "upper", 1)
+    rows, cols = v.shape[-2], v.shape[-1]
+    zero = _zero(v.dtype)
+    out = list(v.data)
+    for p in range(len(out)):
+        i, j = (p // cols) % rows, p % cols
+        if (j - i < k) if upper else (j - i > k):
+            out[p] = zero
+    return [Val(v.shape, out, v.dtype)]
 
 
 @_register(_FOLD, "CumSum")
 def _f_cumsum(n, vals, ins):
-    if not _all(vals, 2):
+    if not _all(vals, 2) or vals[0].ndim == 0:
         return None
-    ax = int(vals[1].reshape(-1)[0])
-    x = vals[0]
-    if _attr(n, "reverse", 0):
-        x = np.flip(x, ax)
-    out = np.cumsum(x, axis=ax)
+    v = vals[0]
+    ax = int(vals[1].scalar()) % v.ndim
+    st, d = _strides(v.shape)[ax], v.shape[ax]
+    x = v.data
+    out = list(x)
+    rev = _attr(n, "reverse", 0)
+    order = range(len(x) - 1, -1, -1) if rev else range(len(x))
+    for p in order:
+        c = (p // st) % d
+        prev = p + st if rev else p - st
+        if (c < d - 1) if rev else (c > 0):
+            out[p] = out[prev] + x[p]
     if _attr(n, "exclusive", 0):
-        out = out - x
-    if _attr(n, "reverse", 0):
-        out = np.flip(out, ax)
-    return [out.astype(vals[0].dtype)]
+        out = [a - b for a, b in zip(out, x)]
+    return [Val(v.shape, [_cast(a, v.dtype) for a in out], v.dtype)]
 
 
 @_register(_FOLD, "NonZero")
 def _f_nonzero(n, vals, ins):
-    if vals[0] is None:
+    v = vals[0]
+    if v is None:
         return None
-    return [np.array(np.nonzero(vals[0]), dtype=np.int64).reshape(vals[0].ndim, -1)]
+    shape = v.shape or (1,)
+    st = _strides(shape)
+    hits = [p for p, x in enumerate(v.data) if x]
+    data = [(p // st[a]) % shape[a] for a in range(len(shape)) for p in hits]
+    return [Val((len(shape), len(hits)), data, "int64")]
 
 
-_REDUCE = {"ReduceProd": np.prod, "ReduceSum": np.sum, "ReduceMax": np.max, "ReduceMin": np.min,
-           "ReduceMean": np.mean, "ReduceL1": lambda x, **k: np.sum(np.abs(x), **k),
-           "ReduceSumSquare": lambda x, **k: np.sum(x * x, **k)}
+def _reduce_plan(n, v: Val, vals):
+    """(output shape, output flat index of every input element) of a reduction, or None."""
+    axes = _reduce_axes(n, vals, v.ndim)
+    if axes is False:
+        return None
+    if axes == ():
+        if _attr(n, "noop_with_empty_axes", 0):
+            return v.shape, list(range(v.size))
+        axes = tuple(range(v.ndim))
+    keep = _attr(n, "keepdims", 1)
+    red_shape = tuple(1 if i in axes else d for i, d in enumerate(v.shape))
+    out_st = _strides(red_shape)
+    pos = [[0] * d if i in axes else range(d) for i, d in enumerate(v.shape)]
+    out_shape = red_shape if keep else tuple(d for i, d in enumerate(v.shape) if i not in axes)
+    return out_shape, _gather_flat(pos, out_st)
+
+
+_REDUCE = {
+    "ReduceSum": (lambda a, x: a + x, 0, None), "ReduceProd": (lambda a, x: a * x, 1, None),
+    "ReduceMax": (lambda a, x: x if a is None or x > a else a, None, None),
+    "ReduceMin": (lambda a, x: x if a is None or x < a else a, None, None),
+    "ReduceMean": (lambda a, x: a + x, 0, "mean"), "ReduceL1": (lambda a, x: a + abs(x), 0, None),
+    "ReduceSumSquare": (lambda a, x: a + x * x, 0, None),
+}
 
 
 @_register(_FOLD, *_REDUCE)
 def _f_reduce(n, vals, ins):
-    if vals[0] is None:
+    v = vals[0]
+    if v is None:
         return None
-    axes = _reduce_axes(n, vals, vals[0].ndim)
-    if axes is False:
+    plan = _reduce_plan(n, v, vals)
+    if plan is None:
         return None
-    keep = bool(_attr(n, "keepdims", 1))
-    if axes == () and _attr(n, "noop_with_empty_axes", 0):
-        return [vals[0]]
-    if vals[0].size == 0 and n.op_type in ("ReduceMax", "ReduceMin"):
+    out_shape, target = plan
+    fn, init, post = _REDUCE[n.op_type]
+    size = numel_of(out_shape)
+    acc = [init] * size
+    count = [0] * size
+    for t, x in zip(target, v.data):
+        acc[t] = fn(acc[t], x)
+        count[t] += 1
+    if any(a is None for a in acc):
         return None
-    out = _REDUCE[n.op_type](vals[0], axis=axes or None, keepdims=keep)
-    return [np.asarray(out).astype(vals[0].dtype)]
+    if post == "mean":
+        acc = [a / c if c else math.nan for a, c in zip(acc, count)]
+    return [Val(out_shape, [_cast(a, v.dtype) for a in acc], v.dtype)]
 
 
 @_register(_FOLD, "ArgMax", "ArgMin")
 def _f_argmax(n, vals, ins):
-    if vals[0] is None or _attr(n, "select_last_index", 0):
+    v = vals[0]
+    if v is None or v.ndim == 0 or _attr(n, "select_last_index", 0):
         return None
-    ax = _attr(n, "axis", 0)
-    fn = np.argmax if n.op_type == "ArgMax" else np.argmin
-    out = fn(vals[0], axis=ax)
-    if _attr(n, "keepdims", 1):
-        out = np.expand_dims(out, ax)
-    return [np.asarray(out, dtype=np.int64)]
+    ax = _attr(n, "axis", 0) % v.ndim
+    st, d = _strides(v.shape)[ax], v.shape[ax]
+    keep = _attr(n, "keepdims", 1)
+    red = tuple(1 if i == ax else s for i, s in enumerate(v.shape))
+    out_shape = red if keep else tuple(s for i, s in enumerate(v.shape) if i != ax)
+    better = (lambda x, b: x > b) if n.op_type == "ArgMax" else (lambda x, b: x < b)
+    bases = _gather_flat([[0] if i == ax else range(s) for i, s in enumerate(v.shape)], _strides(v.shape))
+    out = []
+    for b in bases:
+        best, arg = v.data[b], 0
+        for j in range(1, d):
+            x = v.data[b + j * st]
+            if better(x, best):
+                best, arg = x, j
+        out.append(arg)
+    return [Val(out_shape, out, "int64")]
 
 
 @_register(_FOLD, "MatMul")
 def _f_matmul(n, vals, ins):
-    if not _all(vals, 2):
+    if not _all(vals, 2) or vals[0].ndim != 2 or vals[1].ndim != 2:
         return None
-    shape = _s_matmul(n, [vals[0].shape, vals[1].shape], vals, 0)
-    if shape is None or not _small(shape):
+    a, b = vals
+    m, k = a.shape
+    k2, nn = b.shape
+    if k != k2 or not _small((m, nn)):
         return None
-    return [np.matmul(vals[0], vals[1])]
+    out = [sum(a.data[i * k + j] * b.data[j * nn + c] for j in range(k)) for i in range(m) for c in range(nn)]
+    return [Val((m, nn), [_cast(x, a.dtype) for x in out], a.dtype)]
 
 
 # ------------------------------------------------------------------------------ shapes
-def infer(n, ins: Sequence[TensorInfo | None], vals: Sequence[np.ndarray | None], k: int) -> tuple | None:
+def infer(n, ins: Sequence[TensorInfo | None], vals: Sequence[Val | None], k: int) -> tuple | None:
     fn = _SHAPE.get(n.op_type)
     if fn is None:
         return None
@@ -701,9 +987,7 @@ def output_dtype(n, ins: Sequence[TensorInfo | None], k: int = 0) -> str:
 
 
 def _dtype_name(elem_type: int) -> str:
-    from .loader import dtype_name
-
-    return dtype_name(int(elem_type))
+    return ONNX_TYPE_NAMES.get(int(elem_type), "unknown")
 
 
 def _broadcast(*shapes: tuple) -> tuple | None:
@@ -774,7 +1058,7 @@ def _s_constant(n, shapes, vals, k):
 def _s_reshape(n, shapes, vals, k):
     if shapes[0] is None or len(vals) < 2 or vals[1] is None:
         return None
-    return _reshape_target(shapes[0], _ints(vals[1]), _attr(n, "allowzero", 0))
+    return _reshape_target(shapes[0], vals[1].ints(), _attr(n, "allowzero", 0))
 
 
 def _reshape_target(in_shape, target, allowzero) -> tuple | None:
@@ -805,19 +1089,19 @@ def _s_flatten(n, shapes, vals, k):
 def _s_expand(n, shapes, vals, k):
     if shapes[0] is None or vals[1] is None:
         return None
-    return _broadcast(shapes[0], tuple(_ints(vals[1])))
+    return _broadcast(shapes[0], tuple(vals[1].ints()))
 
 
 @_register(_SHAPE, "ConstantOfShape")
 def _s_constant_of_shape(n, shapes, vals, k):
-    return None if vals[0] is None else tuple(_ints(vals[0]))
+    return None if vals[0] is None else tuple(vals[0].ints())
 
 
 @_register(_SHAPE, "Tile")
 def _s_tile(n, shapes, vals, k):
     if shapes[0] is None or vals[1] is None:
         return None
-    return tuple(d * r for d, r in zip(shapes[0], _ints(vals[1])))
+    return tuple(d * r for d, r in zip(shapes[0], vals[1].ints()))
 
 
 @_register(_SHAPE, "Range")
@@ -830,17 +1114,17 @@ def _slice_spec(n, vals, rank) -> dict | None:
     if len(n.input) >= 3:
         if vals[1] is None or vals[2] is None:
             return None
-        starts, ends = _ints(vals[1]), _ints(vals[2])
+        starts, ends = vals[1].ints(), vals[2].ints()
         axes = list(range(len(starts)))
         steps = [1] * len(starts)
         if len(n.input) > 3 and n.input[3]:
             if vals[3] is None:
                 return None
-            axes = _ints(vals[3])
+            axes = vals[3].ints()
         if len(n.input) > 4 and n.input[4]:
             if vals[4] is None:
                 return None
-            steps = _ints(vals[4])
+            steps = vals[4].ints()
     elif _attr(n, "starts") is not None:
         starts, ends = list(_attr(n, "starts")), list(_attr(n, "ends"))
         axes = list(_attr(n, "axes", range(len(starts))))
@@ -898,11 +1182,11 @@ def _s_resize(n, shapes, vals, k):
         return None
     x = shapes[0]
     if n.op_type == "Upsample":
-        scales = vals[1] if len(vals) > 1 and vals[1] is not None else _attr(n, "scales")
-        return None if scales is None else tuple(int(np.floor(d * s)) for d, s in zip(x, list(scales)))
+        scales = vals[1].data if len(vals) > 1 and vals[1] is not None else _attr(n, "scales")
+        return None if scales is None else tuple(int(math.floor(d * s)) for d, s in zip(x, list(scales)))
     axes = _attr(n, "axes")
     if len(vals) > 3 and vals[3] is not None and vals[3].size:
-        sizes = _ints(vals[3])
+        sizes = vals[3].ints()
         if axes:
             out = list(x)
             for a, s in zip(axes, sizes):
@@ -910,13 +1194,13 @@ def _s_resize(n, shapes, vals, k):
             return tuple(out)
         return tuple(sizes)
     if len(vals) > 2 and vals[2] is not None and vals[2].size:
-        scales = vals[2].reshape(-1).tolist()
+        scales = vals[2].data
         if axes:
             out = list(x)
             for a, s in zip(axes, scales):
-                out[a % len(x)] = int(np.floor(x[a % len(x)] * s))
+                out[a % len(x)] = int(math.floor(x[a % len(x)] * s))
             return tuple(out)
-        return tuple(int(np.floor(d * s)) for d, s in zip(x, scales))
+        return tuple(int(math.floor(d * s)) for d, s in zip(x, scales))
     return None
 
 
@@ -924,7 +1208,7 @@ def _pad_spec(n, vals, rank) -> tuple[list[int], list[int]] | None:
     if len(n.input) > 1 and n.input[1]:
         if vals[1] is None:
             return None
-        pads = _ints(vals[1])
+        pads = vals[1].ints()
     else:
         pads = _attr(n, "pads")
         if pads is None:
@@ -933,7 +1217,7 @@ def _pad_spec(n, vals, rank) -> tuple[list[int], list[int]] | None:
     if len(n.input) > 3 and n.input[3]:
         if vals[3] is None:
             return None
-        axes = [a % rank for a in _ints(vals[3])]
+        axes = [a % rank for a in vals[3].ints()]
     if len(pads) != 2 * len(axes):
         return None
     return [int(p) for p in pads], axes
@@ -1047,7 +1331,7 @@ def _s_split(n, shapes, vals, k):
     if len(n.input) > 1 and n.input[1]:
         if vals[1] is None:
             return None
-        split = _ints(vals[1])
+        split = vals[1].ints()
     else:
         split = _attr(n, "split")
     n_out = len(n.output)
@@ -1102,7 +1386,7 @@ def _s_topk(n, shapes, vals, k):
         return None
     ax = _attr(n, "axis", -1) % len(x)
     out = list(x)
-    out[ax] = int(vals[1].reshape(-1)[0])
+    out[ax] = int(vals[1].scalar())
     return tuple(out)
 
 
@@ -1115,7 +1399,7 @@ def _s_nonzero(n, shapes, vals, k):
 def _s_one_hot(n, shapes, vals, k):
     if shapes[0] is None or vals[1] is None:
         return None
-    depth = int(vals[1].reshape(-1)[0])
+    depth = int(vals[1].scalar())
     out = list(shapes[0])
     ax = _attr(n, "axis", -1)
     out.insert(ax % (len(out) + 1), depth)

@@ -2,38 +2,47 @@
 
 The unit of account is the request a level serves, as Nsight Compute counts it: ``l1tex__t_bytes``
 (LSU global/local/texture requests at the L1TEX tag stage), ``lts__t_bytes`` (requests at the L2 slices)
-and ``dram__bytes_read + dram__bytes_write``. Every number below was checked against the H200 samples
-in ``calibration/data/h200/ncu`` (``python3 -m calibration.ncu.report`` prints the comparison).
+and ``dram__bytes_read + dram__bytes_write``. Every rule below was checked against the H200 samples in
+``calibration/data/h200/ncu`` (``python3 -m calibration.ncu.report`` writes the comparison; per network
+L2 is within 22% and HBM within 19% of ncu in the ``replay`` regime).
 
-Starting point: compulsory bytes (every input read once, every output written once, OpWork's
+Starting point: compulsory bytes (every input read once, every output written once: OpWork's
 ``bytes_read``/``bytes_written``). On top of that:
 
 * **GEMM / implicit-GEMM tiling** (nodes with ``OpWork.gemm`` = (batch, M, N, K)): a kernel computes
   ``tile_m x tile_n`` output tiles; each tile streams a K-strip of A and of B, so A is fetched
   ceil(N/tile_n) times and B ceil(M/tile_m) times, C written once. Convolution: M = images x output
-  pixels, N = output channels, K = Cin/groups x kernel window; at L2 the A operand is the input tensor X
-  (overlapping windows are served from shared memory/L1), at L1 it is the im2col expansion M x K that the
-  LSU-path kernels gather (``sm80_xmma``/``cutlass`` cp.async kernels, measured: within 10% for 1x1 and
-  3x3 tiles on the H200).
-  Tile sizes per execution path, from the kernels cuBLAS/cuDNN picked on the H200 (kernel names carry
-  them): ``tensor_tile`` 128x128 (Hopper wgmma kernels: ``nvjet_sm90`` 96x64 ... 448x64, ``sm90_xmma``
-  128x128/128x256), ``cuda_tile`` 128x64 (fp32 CUDA-core FFMA kernels: ``sm80_xmma_*_ffma`` 32x32 ...
-  256x64, 128x64 the most common). **Wave filling**: a library shrinks the tile until the grid covers
-  the SMs once (a 16 x 2048 x 512 LSTM step runs as 512 CTAs of a split-N kernel, BERT's 1024 x 768 x 768
-  linear layers as 96-192 CTAs): the larger tile side is halved while batch x tiles < ``sm_count``,
-  down to ``min_tile``. Ignores: split-K, stream-K, epilogue fusion beyond a bias, which tile the
-  library really picks (the per-kernel error is up to 2x either way; per network it averages out).
+  pixels, N = output channels, K = Cin/groups x kernel window. At L2 the A operand is the input tensor X
+  (overlapping windows are served from shared memory/L1); at L1 it is the im2col expansion M x K that
+  LSU-path kernels gather (fp32 ``sm80_xmma_fprop`` kernels: L1 = this formula to 0-10% when the tile is
+  the kernel's own).
+  Tile per execution path, from the kernels cuBLAS/cuDNN picked on the H200 (their names carry it):
+  ``tensor_tile`` 128x128 (Hopper wgmma kernels: ``nvjet_sm90`` 64x8 ... 448x64, ``sm90_xmma``),
+  ``cuda_tile`` 128x64 (fp32 CUDA-core FFMA kernels: ``sm80_xmma_*_ffma`` 32x32 ... 256x64, 128x64 the
+  most common). **Wave filling**: libraries shrink the tile until the grid covers the SMs once (BERT's
+  1024 x 768 x 768 linear layers ran as 96-128 CTAs of 96x64/128x64 tiles, an LSTM step 16 x 2048 x 512
+  as 64-512 CTAs of 8-wide tiles): the larger tile side is halved while batch x tiles < ``sm_count``,
+  down to ``min_tile``; a side never exceeds the (power-of-two rounded) problem side. Ignores: split-K,
+  stream-K, which tile the library really picks (per kernel up to 2x off either way, per network the
+  errors average out), epilogue fusion beyond a bias.
 * **TMA path** (Hopper/Blackwell tensor-core kernels): operands go L2 -> shared memory by TMA, never
-  through ``l1tex__t_bytes`` (seen: 0.0-0.2 MB of l1tex for a whole nvjet GEMM): L1 holds only the
-  node's non-GEMM passes (a separate bias kernel, copies). A cluster of ``tma_multicast`` CTAs fetches
-  the operand they share once (TMA multicast; cuBLAS' sm90 kernels run 1x2/2x1 clusters), so the larger
-  of the two operand streams is divided by it. The fp32 CUDA-core path (and any pre-Hopper tensor path)
-  loads through L1: L1 = tiled requests with im2col A; L2 = tiled requests with X as A.
-* **L2 partitions** (H100/H200): the L2 is two partitions joined by a fabric; a line homed in the far
-  partition is counted at both (``lts__t`` includes ``srcunit_ltcfabric`` sectors), so every *distinct*
-  byte a kernel touches adds ``l2_far_fraction`` x its size once (re-reads hit the near copy). Measured
-  on streaming kernels (ReLU, Add, batch-norm: L1 = compulsory, L2 = 1.45-1.50 x compulsory): 0.47.
-  Physically 0.5 for addresses hashed evenly over the two partitions. 0 on single-partition L2s.
+  through ``l1tex__t_bytes`` (seen: 0.0-0.2 MB of l1tex for a whole nvjet GEMM), so L1 holds only the
+  node's non-GEMM passes (a separate bias kernel, operand copies). cuBLAS' sm90 kernels run 2-CTA
+  clusters with TMA multicast: an operand tile is fetched once for both CTAs. Measured nvjet L2 requests
+  are 0.50-0.64 of the tiled estimate with the kernel's own tile, so both operand streams are divided by
+  ``tma_multicast`` = 2. The fp32 CUDA-core path (and pre-Hopper tensor cores) loads through L1: L1 =
+  tiled requests with im2col A, L2 = tiled requests with X as A.
+* **L2 partitions** (A100/H100/H200): the L2 is two partitions joined by a fabric; a line homed in the
+  far partition is counted at both (``lts__t`` includes ``srcunit_ltcfabric`` sectors), so every
+  *distinct* byte a kernel touches adds ``l2_far_fraction`` x its size once (re-reads hit the near copy).
+  Measured on streaming kernels (ReLU, Add, batch-norm: L1 = compulsory, L2 = 1.45-1.50 x compulsory):
+  0.47; 0.5 for addresses hashed evenly over two partitions. 0 on single-partition L2s.
+* **Fused matrix kernels** without ``OpWork.gemm`` (one kernel with MATMUL work, e.g. fused attention
+  from ``graph/runtime.py``): on the TMA path no l1tex bytes (cuDNN's sm90 flash kernel: 6 KB), L2 =
+  compulsory (the score matrix stays on chip).
+* **Recurrent layers** (LSTM/GRU/RNN, no ``OpWork.gemm``): the input GEMM and the per-step GEMMs
+  (batch rows only, so very thin tiles: the hidden state is re-read per tile) are tiled as above; their
+  re-reads are added to the compulsory bytes, which already count R once per step.
 * **L2 residency / HBM**, two regimes (``residency``):
 
   - ``"stream"`` (default; back-to-back execution, what a real forward pass does): an input produced by
@@ -43,21 +52,23 @@ Starting point: compulsory bytes (every input read once, every output written on
     inputs come from HBM on first use. Outputs are written back to HBM in full (write-back L2, evicted
     later). All or nothing per tensor; ignores set conflicts, compression, prefetch.
   - ``"replay"`` (how Nsight Compute measures with kernel replay and ``--cache-control none``): ncu saves
-    all memory a kernel can reach before the first pass and restores what it writes before every other
+    the memory a kernel can reach before the first pass and restores what it writes before every other
     pass, so a kernel starts with only its *own output buffers* in L2. Measured on the H200: a kernel
     reads its inputs from HBM even when the previous kernel just wrote them (ResNet-50: batch-norm after
     conv, conv after ReLU), in-place ops read nothing (ReLU after batch-norm: 0.01 MB of 12.85), and HBM
     writes appear only when the kernel's own footprint overflows the L2 (fp32 batch-norm on 2 x 25.7 MB:
     24.6 MB written; fp16 on 2 x 12.9 MB: 1-2 MB). So: HBM read = every input except one overwritten in
-    place; HBM write = the part of the kernel's footprint beyond ``resident_fraction`` x L2, counted
-    again as a re-read of the in-place input it evicted. In place: an elementwise kernel whose first input
-    has the output's shape and type and no later reader (torchvision's ReLU(inplace=True) and
-    ``out += identity``; ONNX Runtime's allocation planner reuses a dying input the same way).
-    Use it to compare with or fit to ncu samples, whose kernel times are measured in the same state.
+    place; HBM write = the part of the kernel's footprint beyond ``resident_fraction`` x L2 (per kernel),
+    counted again as a re-read of the in-place input it evicted. In place: an elementwise kernel whose
+    first input has the output's shape and type, was written by an earlier kernel and has no later
+    reader (torchvision's ReLU(inplace=True) and ``out += identity``; ONNX Runtime's allocation planner
+    reuses a dying input the same way). Use it to compare with, or fit to, ncu samples: their kernel
+    times were measured in the same state.
 
-Not modelled (reported by ``calibration.ncu.report``): layout-transform and cast kernels the runtime adds
-(not graph nodes), pooling windows re-read through L1 (~2.5x), layer-norm's repeated row reads in L1,
-data-dependent L2 compression.
+Not modelled (``calibration.ncu.report`` lists them): layout-transform and copy kernels the runtime adds
+(not graph nodes), cuDNN's choice of sm80 cp.async kernels (LSU path, large l1tex) for many fp16
+convolutions, pooling windows re-read through L1 (~2.5x), layer-norm row re-reads in L1 (~5x), data-
+dependent L2 compression. Graph outputs read by a later elementwise node could be taken as in place.
 """
 from __future__ import annotations
 
@@ -65,7 +76,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ..types import MemLevel, Node, OpWork, TensorInfo, Unit, frozen_map
+from ..types import MemLevel, Node, OpWork, TensorInfo, Unit, WorkKind, frozen_map
 from .opclass import op_class
 
 RESIDENCY_MODES = ("stream", "replay")
@@ -88,14 +99,8 @@ class TrafficParams:
     resident_fraction: float = 0.5              # share of the L2 that holds distinct data
     residency: str = "stream"                   # "stream" (back-to-back) or "replay" (ncu kernel replay)
     tma_tensor_path: bool = False               # Hopper and later: wgmma operands via TMA, no l1tex traffic
-    # Compatibility with the first version of this model (one tile for every path)
-    tile_m: int | None = None
-    tile_n: int | None = None
 
     def tile(self, unit: Unit) -> tuple[int, int]:
-        if self.tile_m is not None or self.tile_n is not None:
-            base = self.tensor_tile if unit is Unit.TENSOR else self.cuda_tile
-            return (self.tile_m or base[0], self.tile_n or base[1])
         return self.tensor_tile if unit is Unit.TENSOR else self.cuda_tile
 
 
@@ -143,25 +148,17 @@ def _pow2_ceil(x: int) -> int:
     return 1 << max(0, math.ceil(math.log2(max(x, 1))))
 
 
-def gemm_l2_bytes(batch: int, m: int, n: int, k: int, elem_bytes: int, p: TrafficParams) -> float:
-    """Tiled requests of a plain GEMM without wave filling: A (M x K) ceil(N/tile_n) times, B (K x N)
-    ceil(M/tile_m) times, C once, per batch (tensor-core tile). Kept for callers of the first version."""
-    tm, tn = p.tile(Unit.TENSOR)
-    a = m * k * elem_bytes * math.ceil(n / tn)
-    b = k * n * elem_bytes * math.ceil(m / tm)
-    c = m * n * elem_bytes
-    return float(batch * (a + b + c))
-
-
 def padded_gemm_flops(gemm: tuple[int, int, int, int], tile: tuple[int, int] = (128, 64)) -> float:
     """FLOPs a tiled GEMM kernel executes: 2 x batch x ceil(M/tm)tm x ceil(N/tn)tn x K.
 
     Tile quantization is real work on tensor cores and CUDA cores alike (partial tiles are computed in
     full). With (128, 64) it matches the H200 samples within 1-4% per network (ResNet-50 batch 8:
-    M = 8 x 7 x 7 = 392 runs as 512 rows). Not applied to OpWork here: op formulas own FLOPs.
+    M = 8 x 7 x 7 = 392 runs as 512 rows). A side shorter than its tile is rounded to a power of two
+    instead (an 8-row classifier GEMM runs as a GEMV, unpadded). Not applied to OpWork here: op
+    formulas own FLOPs (see calibration/ncu/report.py for the comparison).
     """
     b, m, n, k = gemm
-    tm, tn = tile
+    tm, tn = min(tile[0], _pow2_ceil(m)), min(tile[1], _pow2_ceil(n))  # thin GEMMs (GEMV-like) do not pad
     return 2.0 * b * math.ceil(m / tm) * tm * math.ceil(n / tn) * tn * k
 
 
@@ -175,32 +172,71 @@ class GemmTraffic:
 
 
 def gemm_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: TrafficParams) -> GemmTraffic:
-    """Tiled operand requests of the GEMM kernel of ``node`` (``work.gemm`` must be set)."""
+    """Tiled operand requests of the GEMM kernel of ``node`` (``work.gemm`` must be set): A is the
+    node's first input (activations; X of a convolution), B the rest of ``gemm_operand_bytes``."""
     batch, m, n, k = work.gemm
-    tm, tn = choose_tile(batch, m, n, p.tile(unit), p.sm_count, p.min_tile)
-    n_m, n_n = math.ceil(m / tm), math.ceil(n / tn)
     first = node.inputs[0] if node.inputs else None
     a = work.input_bytes.get(first.name, 0.0) if first is not None else 0.0
     a = min(a, work.gemm_operand_bytes)
     b = max(work.gemm_operand_bytes - a, 0.0)
     y = _out_bytes(node, elem_bytes)
-    a_l2 = a * n_n
-    b_l2 = b * n_m
-    tma = unit is Unit.TENSOR and p.tma_tensor_path
-    if tma and p.tma_multicast > 1:
-        if a_l2 >= b_l2:
-            a_l2 /= p.tma_multicast
-        else:
-            b_l2 /= p.tma_multicast
-    l2 = a_l2 + b_l2 + y
-    if tma:
-        l1 = 0.0
-    else:
-        a_l1 = float(batch * m * k * elem_bytes) if node.op_type in _IMPLICIT_GEMM else a
-        l1 = a_l1 * n_n + b * n_m + y
-    return GemmTraffic(l1=l1, l2=l2, tile=(tm, tn))
+    a_l1 = float(batch * m * k * elem_bytes) if node.op_type in _IMPLICIT_GEMM else a
+    return tiled_traffic((batch, m, n, k), a, b, y, unit, p, a_l1=a_l1)
 
 
+def tiled_traffic(gemm: tuple[int, int, int, int], a: float, b: float, y: float, unit: Unit,
+                  p: TrafficParams, a_l1: float | None = None) -> GemmTraffic:
+    """Requests of one tiled GEMM kernel with operand bytes ``a`` (M x K, all batches), ``b`` (K x N)
+    and output ``y``: A fetched ceil(N/tn) times, B ceil(M/tm) times (wave-filled tile), C written once.
+    ``a_l1``: bytes of A as the LSU path gathers it (im2col for convolution), default ``a``.
+    TMA path: no L1 requests, both operand streams divided by ``tma_multicast``. L2 fabric bytes are
+    not included (the caller adds them on distinct bytes)."""
+    batch, m, n, _ = gemm
+    tm, tn = choose_tile(batch, m, n, p.tile(unit), p.sm_count, p.min_tile)
+    n_m, n_n = math.ceil(m / tm), math.ceil(n / tn)
+    if unit is Unit.TENSOR and p.tma_tensor_path:
+        mc = max(p.tma_multicast, 1)
+        return GemmTraffic(l1=0.0, l2=(a * n_n + b * n_m) / mc + y, tile=(tm, tn))
+    a_l1 = a if a_l1 is None else a_l1
+    return GemmTraffic(l1=a_l1 * n_n + b * n_m + y, l2=a * n_n + b * n_m + y, tile=(tm, tn))
+
+
+def rnn_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: TrafficParams) -> GemmTraffic | None:
+    """Operand re-reads of a recurrent layer (LSTM/GRU/RNN) beyond its compulsory bytes, or None.
+
+    The formula counts every input once and R once per step; the kernels are, per direction, one input
+    GEMM (S*B x G*H x I) and one GEMM per step (B x G*H x H: the batch is the M side, so a library
+    spreads G*H over many thin tiles and re-reads the hidden state per tile: cuBLAS' split-N kernel
+    ``gemmSN`` ran 512 CTAs for a 16 x 2048 x 512 fp32 step on the H200, nvjet 64x8 tiles in fp16).
+    Returned: the requests beyond reading each GEMM operand once (L1 0 on the TMA path).
+    """
+    if node.op_type not in _RNN or len(node.inputs) < 3:
+        return None
+    x, w, r = node.inputs[0], node.inputs[1], node.inputs[2]
+    if x is None or w is None or r is None or x.shape is None or w.shape is None or r.shape is None:
+        return None
+    layout = int(node.attrs.get("layout", 0) or 0)
+    s, bsz, i_size = (x.shape[0], x.shape[1], x.shape[2]) if layout == 0 else (x.shape[1], x.shape[0], x.shape[2])
+    d, gh, h = r.shape[0], r.shape[1], r.shape[2]
+    e = _elem(x, elem_bytes)
+    x_b, w_b, r_b, h_b, g_b = s * bsz * i_size * e, gh * i_size * e, gh * h * e, bsz * h * e, s * bsz * gh * e
+    inp = tiled_traffic((1, s * bsz, gh, i_size), x_b, w_b, g_b, unit, p)
+    step = tiled_traffic((1, bsz, gh, h), h_b, r_b, bsz * gh * e, unit, p)
+    once_inp = x_b + w_b + g_b
+    once_step = h_b + r_b + bsz * gh * e
+    l1 = d * (max(inp.l1 - once_inp, 0.0) + s * max(step.l1 - once_step, 0.0)) if inp.l1 else 0.0
+    l2 = d * (max(inp.l2 - once_inp, 0.0) + s * max(step.l2 - once_step, 0.0))
+    return GemmTraffic(l1=l1, l2=l2, tile=step.tile)
+
+
+def _rnn_gemm_operand_bytes(node: Node, work: OpWork, elem_bytes: int) -> float:
+    """Bytes the GEMMs of a recurrent layer read as operands: weights (W once, R per step) + input X."""
+    x = node.inputs[0]
+    xb = float(_numel(x) * _elem(x, elem_bytes)) if x is not None and x.shape is not None else 0.0
+    return work.weight_bytes + xb
+
+
+_RNN = frozenset({"LSTM", "GRU", "RNN"})
 _IMPLICIT_GEMM = frozenset({"Conv", "ConvInteger", "QLinearConv", "ConvTranspose"})
 
 
@@ -262,6 +298,16 @@ class HierarchicalTraffic:
                 other = max(compulsory - work.gemm_operand_bytes - _out_bytes(node, elem_bytes), 0.0)
                 l2_requests = g.l2 + other
                 l1 = g.l1 + other
+            elif (work.kernels == 1 and work.flops.get(WorkKind.MATMUL) and matmul_unit is Unit.TENSOR
+                  and p.tma_tensor_path and node.op_type not in _RNN):
+                l1 = 0.0  # a fused matrix kernel (attention): operands by TMA, on-chip intermediates
+            else:
+                extra = rnn_traffic(node, work, matmul_unit, elem_bytes, p)
+                if extra is not None:
+                    l2_requests += extra.l2
+                    # TMA path: the GEMMs' operand reads (weights, input, hidden state) skip l1tex
+                    l1 = (max(compulsory - _rnn_gemm_operand_bytes(node, work, elem_bytes), 0.0)
+                          if matmul_unit is Unit.TENSOR and p.tma_tensor_path else l1 + extra.l1)
             l2 = l2_requests + p.l2_far_fraction * compulsory
             if p.residency == "replay":
                 hbm = self._replay_hbm(node, work, i, life, window)

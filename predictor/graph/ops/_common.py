@@ -13,14 +13,28 @@ FLOP conventions (one place, so every family counts the same way):
 
 Integer, boolean and bitwise ops are counted as FLOPs too (1 per element): they occupy the same
 CUDA-core lanes and the roofline has no integer ceiling of its own.
+
+Two rules hold for every formula (the families register through :func:`register` below, which adds
+them, so no formula repeats them):
+
+* Folded: a node whose every input ``is_initializer`` (weights, Constants and what the loader
+  found computed only from them, e.g. the dynamo LSTM export slicing and re-concatenating the gate
+  weights) is computed once, before inference: 0 kernels, 0 bytes.
+* ``OpWork.weight_bytes`` is the bytes the node reads from its ``is_initializer`` inputs, taken from
+  ``OpWork.input_bytes`` (so an embedding lookup's weight bytes are the gathered rows, and an RNN's
+  recurrent weight counts once per step kernel).
 """
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable, Mapping, Sequence
+from functools import wraps
+from typing import Callable, Iterable, Mapping, Sequence
 
 from ..context import OpContext
-from ...types import OpWork, TensorInfo, frozen_map
+from ..registry import Formula
+from ..registry import register as _register
+from ._schema_defaults import schema_defaults
+from ...types import Node, OpWork, TensorInfo, frozen_map
 
 TRANSCENDENTAL = 4
 SIGMOID = TRANSCENDENTAL + 2  # 6
@@ -101,8 +115,20 @@ def work_plan(ctx: OpContext, passes: Sequence[tuple[float, float]], *, matmul_f
     return with_input_reads(work, input_reads(ctx, reads)) if reads else work
 
 
+def attr(ctx: OpContext, name: str, default=None):
+    """``ctx.attr``: the node's attribute, else its schema default, else ``default``; the schema defaults
+    come from the bundled table (``_schema_defaults``), so reading one never imports the onnx package."""
+    attrs = ctx.node.attrs
+    if name in attrs:
+        return attrs[name]
+    known = schema_defaults(ctx.node.op_type, ctx.node.domain, ctx.opset)
+    if known is not None:
+        return known.get(name, default)
+    return ctx.attr(name, default)
+
+
 def str_attr(ctx: OpContext, name: str, default: str) -> str:
-    v = ctx.attr(name, default)
+    v = attr(ctx, name, default)
     if isinstance(v, bytes):
         v = v.decode()
     return v if v is not None else default
@@ -115,5 +141,64 @@ def host_constant(ctx: OpContext) -> bool:
     (``x.size(1) * 2``, ``torch.cat`` of shapes): no kernel runs on the device.
     """
     node = ctx.node
-    present = [t for t in node.inputs if t is not None]
-    return bool(present) and all(t.name in node.const_inputs for t in present)
+    known = node.const_inputs
+    seen = False
+    for t in node.inputs:
+        if t is not None:
+            if t.name not in known:
+                return False
+            seen = True
+    return seen
+
+
+FREE = OpWork(flops=frozen_map(), bytes_read=0.0, bytes_written=0.0, kernels=0)  # shared: OpWork is frozen
+
+
+def folded(node: Node) -> bool:
+    """Whether every input of ``node`` is fixed before inference (so the node is computed once)."""
+    seen = False
+    for t in node.inputs:
+        if t is not None:
+            if not t.is_initializer:
+                return False
+            seen = True
+    return seen
+
+
+def weight_bytes_of(node: Node, work: OpWork) -> float:
+    """Bytes ``work`` reads from the node's initializer inputs (per ``input_bytes``)."""
+    names = {t.name for t in node.inputs if t is not None and t.is_initializer}
+    return float(sum(work.input_bytes.get(n, 0.0) for n in names))
+
+
+def with_load_time_rules(formula: Formula) -> Formula:
+    """``formula`` with the two rules of the module docstring: folded nodes are free; weight_bytes."""
+
+    @wraps(formula)
+    def wrapped(ctx: OpContext) -> OpWork:
+        node = ctx.node
+        n_init = n_other = 0
+        for t in node.inputs:
+            if t is not None:
+                if t.is_initializer:
+                    n_init += 1
+                else:
+                    n_other += 1
+        if n_init and not n_other:
+            return FREE
+        work = formula(ctx)
+        if work.kernels == 0 and not work.bytes_read:
+            return work
+        w = weight_bytes_of(node, work) if n_init else 0.0
+        return work if w == work.weight_bytes else replace(work, weight_bytes=w)
+
+    return wrapped
+
+
+def register(*op_types: str, domain: str = "") -> Callable[[Formula], Formula]:
+    """:func:`registry.register` of ``fn`` with the load-time rules applied (see the module docstring)."""
+
+    def deco(fn: Formula) -> Formula:
+        return _register(*op_types, domain=domain)(with_load_time_rules(fn))
+
+    return deco

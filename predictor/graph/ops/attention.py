@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ..registry import register
-from ._common import TANH, in_elem_bytes, opt_in_bytes, work_plan
+from ._common import TANH, attr, in_elem_bytes, opt_in_bytes, register, work_plan
 from .softmax import SOFTMAX_FLOPS
 
 
@@ -36,8 +35,8 @@ def attention_dims(ctx: OpContext) -> tuple[int, int, int, int, int, int]:
         b, hq, sq, d = q
         skv, dv = k[2], v[3]
     else:
-        hq = int(ctx.attr("q_num_heads", 1) or 1)
-        hkv = int(ctx.attr("kv_num_heads", 1) or 1)
+        hq = int(attr(ctx, "q_num_heads", 1) or 1)
+        hkv = int(attr(ctx, "kv_num_heads", 1) or 1)
         b, sq = q[0], q[1]
         d = q[2] // hq
         skv, dv = k[1], v[2] // hkv
@@ -52,9 +51,9 @@ def attention(ctx: OpContext) -> OpWork:
     b, hq, sq, skv, d, dv = attention_dims(ctx)
     scores = b * hq * sq * skv
     per_score = SOFTMAX_FLOPS + 1
-    if ctx.has_input(3) or int(ctx.attr("is_causal", 0)):
+    if ctx.has_input(3) or int(attr(ctx, "is_causal", 0)):
         per_score += 1
-    if float(ctx.attr("softcap", 0.0) or 0.0) > 0.0:
+    if float(attr(ctx, "softcap", 0.0) or 0.0) > 0.0:
         per_score += TANH + 2
     mm = 2 * scores * (d + dv)
     if not ctx.has_input(4):
@@ -76,8 +75,8 @@ def rotary_embedding(ctx: OpContext) -> OpWork:
     if len(x) == 4:
         head = x[3]
     else:
-        head = x[2] // int(ctx.attr("num_heads", 1) or 1)
-    rot = int(ctx.attr("rotary_embedding_dim", 0) or 0) or head
+        head = x[2] // int(attr(ctx, "num_heads", 1) or 1)
+    rot = int(attr(ctx, "rotary_embedding_dim", 0) or 0) or head
     rotated = numel * rot // head
     e = in_elem_bytes(ctx, 0)
     rb = rotated * e

@@ -31,8 +31,7 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ..registry import register
-from ._common import opt_in_bytes, prod
+from ._common import attr, prod, register
 
 NOTE_BIAS_KERNEL = "bias added by a separate kernel (PyTorch cuDNN path)"
 NOTE_LAYOUT = "fp16/bf16 NCHW: cuDNN layout-transform kernels not counted"
@@ -79,12 +78,11 @@ def conv(ctx: OpContext) -> OpWork:
     flops = conv_flops(out_numel, w_shape)
     has_bias = ctx.has_input(2)
     bias_flops = out_numel if has_bias else 0
-    weight_bytes = ctx.in_bytes(1) + opt_in_bytes(ctx, 2)
-    groups = int(ctx.attr("group", 1))
+    groups = int(attr(ctx, "group", 1))
     if _is_depthwise(x_shape, w_shape, groups):
-        return ctx.work(vector_flops=flops + bias_flops, weight_bytes=weight_bytes, notes=(NOTE_DEPTHWISE,))
+        return ctx.work(vector_flops=flops + bias_flops, notes=(NOTE_DEPTHWISE,))
     gemm = conv_gemm(x_shape, w_shape, ctx.out_shape(), groups)
-    return _with_bias_pass(ctx, flops, bias_flops, weight_bytes, _layout_note(ctx, len(x_shape)), gemm,
+    return _with_bias_pass(ctx, flops, bias_flops, _layout_note(ctx, len(x_shape)), gemm,
                            ctx.in_bytes(0) + ctx.in_bytes(1))
 
 
@@ -94,22 +92,21 @@ def conv_transpose(ctx: OpContext) -> OpWork:
     x_shape, w_shape = ctx.in_shape(0), ctx.in_shape(1)
     flops = conv_transpose_flops(ctx.in_numel(0), w_shape)
     bias_flops = ctx.out_numel() if ctx.has_input(2) else 0
-    weight_bytes = ctx.in_bytes(1) + opt_in_bytes(ctx, 2)
-    gemm = conv_transpose_gemm(x_shape, w_shape, int(ctx.attr("group", 1)))
-    return _with_bias_pass(ctx, flops, bias_flops, weight_bytes, _layout_note(ctx, len(x_shape)), gemm,
+    gemm = conv_transpose_gemm(x_shape, w_shape, int(attr(ctx, "group", 1)))
+    return _with_bias_pass(ctx, flops, bias_flops, _layout_note(ctx, len(x_shape)), gemm,
                            ctx.in_bytes(0) + ctx.in_bytes(1))
 
 
-def _with_bias_pass(ctx: OpContext, flops: int, bias_flops: int, weight_bytes: int,
-                    notes: tuple[str, ...], gemm: tuple[int, int, int, int], operand_bytes: int) -> OpWork:
+def _with_bias_pass(ctx: OpContext, flops: int, bias_flops: int, notes: tuple[str, ...],
+                    gemm: tuple[int, int, int, int], operand_bytes: int) -> OpWork:
     if not bias_flops:
-        return ctx.work(matmul_flops=flops, weight_bytes=weight_bytes, notes=notes, gemm=gemm,
+        return ctx.work(matmul_flops=flops, notes=notes, gemm=gemm,
                         gemm_operand_bytes=operand_bytes)
     out_b = ctx.out_bytes()
     # conv kernel: X and W, writes Y; bias kernel: reads Y and B, writes Y
     return ctx.work(matmul_flops=flops, vector_flops=bias_flops, kernels=2,
                     bytes_read=ctx.all_in_bytes() + out_b, bytes_written=2 * out_b,
-                    weight_bytes=weight_bytes, notes=notes + (NOTE_BIAS_KERNEL,), gemm=gemm,
+                    notes=notes + (NOTE_BIAS_KERNEL,), gemm=gemm,
                     gemm_operand_bytes=operand_bytes)
 
 
@@ -118,8 +115,8 @@ def conv_integer(ctx: OpContext) -> OpWork:
     """ConvInteger (x, w, x_zero_point, w_zero_point): the Conv count on the int8 path, 1 kernel."""
     x_shape, w_shape = ctx.in_shape(0), ctx.in_shape(1)
     flops = conv_flops(ctx.out_numel(), w_shape)
-    gemm = conv_gemm(x_shape, w_shape, ctx.out_shape(), int(ctx.attr("group", 1)))
-    return ctx.work(matmul_flops=flops, weight_bytes=ctx.in_bytes(1) + opt_in_bytes(ctx, 3), gemm=gemm,
+    gemm = conv_gemm(x_shape, w_shape, ctx.out_shape(), int(attr(ctx, "group", 1)))
+    return ctx.work(matmul_flops=flops, gemm=gemm,
                     gemm_operand_bytes=ctx.in_bytes(0) + ctx.in_bytes(1))
 
 
@@ -134,7 +131,6 @@ def qlinear_conv(ctx: OpContext) -> OpWork:
     out_numel = ctx.out_numel()
     x_shape, w_shape = ctx.in_shape(0), ctx.in_shape(3)
     flops = conv_flops(out_numel, w_shape)
-    weight_bytes = ctx.in_bytes(3) + opt_in_bytes(ctx, 4) + opt_in_bytes(ctx, 5) + opt_in_bytes(ctx, 8)
-    gemm = conv_gemm(x_shape, w_shape, ctx.out_shape(), int(ctx.attr("group", 1)))
-    return ctx.work(matmul_flops=flops, vector_flops=4 * out_numel, weight_bytes=weight_bytes, gemm=gemm,
+    gemm = conv_gemm(x_shape, w_shape, ctx.out_shape(), int(attr(ctx, "group", 1)))
+    return ctx.work(matmul_flops=flops, vector_flops=4 * out_numel, gemm=gemm,
                     gemm_operand_bytes=ctx.in_bytes(0) + ctx.in_bytes(3))

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext, ShapeUnknown
-from ..registry import register
-from ._common import (INT64_BYTES, host_constant, in_elem_bytes, input_reads, inputs_bytes, prod, str_attr,
-                      with_input_reads, work_plan)
+from ._common import (INT64_BYTES, attr, host_constant, in_elem_bytes, input_reads, inputs_bytes, prod,
+                      register, str_attr, with_input_reads, work_plan)
 
 
 @register("Concat")
@@ -101,7 +100,7 @@ def transpose_is_view(shape: tuple[int, ...], perm: tuple[int, ...]) -> bool:
 def transpose(ctx: OpContext) -> OpWork:
     """permute + contiguous: 1 copy kernel; free when only size-1 dims move."""
     shape = ctx.in_shape(0)
-    perm = tuple(ctx.attr("perm", None) or range(len(shape) - 1, -1, -1))
+    perm = tuple(attr(ctx, "perm", None) or range(len(shape) - 1, -1, -1))
     if host_constant(ctx) or transpose_is_view(shape, perm):
         return ctx.free_view()
     return ctx.work()
@@ -152,10 +151,10 @@ def cumulative(ctx: OpContext) -> OpWork:
     numel = ctx.in_numel(0)
     passes = [(ctx.all_in_bytes(), o_b)]
     flops = numel
-    if int(ctx.attr("exclusive", 0)):
+    if int(attr(ctx, "exclusive", 0)):
         passes.append((x_b + o_b, o_b))
         flops += numel
-    if int(ctx.attr("reverse", 0)):
+    if int(attr(ctx, "reverse", 0)):
         passes = [(x_b, x_b)] + passes + [(o_b, o_b)]
     return work_plan(ctx, passes, vector_flops=flops)
 
@@ -212,12 +211,12 @@ def top_k(ctx: OpContext) -> OpWork:
     served from cache for typical slice sizes."""
     k = ctx.out_shape(0)[norm_axis_of(ctx)]
     flops = ctx.in_numel(0)
-    if int(ctx.attr("sorted", 1)) and k > 1:
+    if int(attr(ctx, "sorted", 1)) and k > 1:
         o_b = ctx.all_out_bytes()
         return work_plan(ctx, [(ctx.all_in_bytes(), o_b), (o_b, o_b)], vector_flops=flops)
     return ctx.work(vector_flops=flops)
 
 
 def norm_axis_of(ctx: OpContext) -> int:
-    axis = int(ctx.attr("axis", -1))
+    axis = int(attr(ctx, "axis", -1))
     return axis + len(ctx.in_shape(0)) if axis < 0 else axis

@@ -15,8 +15,8 @@ from __future__ import annotations
 from ...precision import FLOAT_DTYPES
 from ...types import OpWork
 from ..context import OpContext
-from ..registry import Formula, register
-from ._common import SIGMOID, TANH, TRANSCENDENTAL, host_constant, input_reads, str_attr, with_input_reads
+from ..registry import Formula
+from ._common import SIGMOID, TANH, TRANSCENDENTAL, host_constant, input_reads, register, str_attr, with_input_reads
 
 T = TRANSCENDENTAL
 

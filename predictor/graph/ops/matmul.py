@@ -19,9 +19,7 @@ Reference runtime (PyTorch eager):
   kernel appears when an operand's index order is not already [batch..., one group, other group]
   and when the output's order is not [batch..., free of A, free of B]. Counted by that rule.
 
-weight_bytes: formulas cannot see which inputs are initializers. Gemm's B and C are counted as
-weights (exporters emit Gemm for nn.Linear); for MatMul a 2-D right operand with a >= 2-D left one
-is counted as a weight (nn.Linear on 3-D activations), never for batched x batched (attention).
+weight_bytes: the operands that are initializers (the rule in ``_common``), whatever their rank.
 NB: the exported MatMul + Add of a 3-D nn.Linear is one fused addmm in eager; the Add is a
 separate node here (a fusion pass may merge them).
 """
@@ -29,8 +27,7 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ..registry import register
-from ._common import in_elem_bytes, opt_in_bytes, prod, str_attr
+from ._common import attr, in_elem_bytes, prod, register, str_attr
 
 
 # ------------------------------------------------------------------------------------------ MatMul
@@ -96,18 +93,16 @@ def matmul(ctx: OpContext) -> OpWork:
             operand_bytes += expanded
         else:
             operand_bytes += ctx.in_bytes(idx)
-    weight = ctx.in_bytes(1) if len(b) == 2 and len(a) >= 2 else 0
     return ctx.work(matmul_flops=flops, kernels=kernels, bytes_read=bytes_read, bytes_written=bytes_written,
-                    weight_bytes=weight, gemm=gemm, gemm_operand_bytes=operand_bytes)
+                    gemm=gemm, gemm_operand_bytes=operand_bytes)
 
 
 @register("MatMulInteger")
 def matmul_integer(ctx: OpContext) -> OpWork:
     """MatMulInteger (A, B, a_zero_point, b_zero_point): MatMul's count on the int8 path, 1 kernel."""
     a, b = ctx.in_shape(0), ctx.in_shape(1)
-    weight = ctx.in_bytes(1) + opt_in_bytes(ctx, 3) if len(b) == 2 else 0
     gemm, _ = matmul_gemm(a, b)
-    return ctx.work(matmul_flops=matmul_flops(ctx.out_numel(), a[-1]), weight_bytes=weight, gemm=gemm,
+    return ctx.work(matmul_flops=matmul_flops(ctx.out_numel(), a[-1]), gemm=gemm,
                     gemm_operand_bytes=ctx.in_bytes(0) + ctx.in_bytes(1))
 
 
@@ -119,10 +114,8 @@ def qlinear_matmul(ctx: OpContext) -> OpWork:
     """
     a, b = ctx.in_shape(0), ctx.in_shape(3)
     out_numel = ctx.out_numel()
-    weight = ctx.in_bytes(3) if len(b) == 2 else 0
     gemm, _ = matmul_gemm(a, b)
-    return ctx.work(matmul_flops=matmul_flops(out_numel, a[-1]), vector_flops=3 * out_numel,
-                    weight_bytes=weight, gemm=gemm, gemm_operand_bytes=ctx.in_bytes(0) + ctx.in_bytes(3))
+    return ctx.work(matmul_flops=matmul_flops(out_numel, a[-1]), vector_flops=3 * out_numel, gemm=gemm, gemm_operand_bytes=ctx.in_bytes(0) + ctx.in_bytes(3))
 
 
 # -------------------------------------------------------------------------------------------- Gemm
@@ -135,25 +128,24 @@ def gemm(ctx: OpContext) -> OpWork:
     2 kernels: C copied into Y (reads C, writes M*N), then the GEMM reads Y back (beta accumulate).
     """
     a = ctx.in_shape(0)
-    trans_a = int(ctx.attr("transA", 0))
+    trans_a = int(attr(ctx, "transA", 0))
     m, k = (a[1], a[0]) if trans_a else (a[0], a[1])
     n = ctx.out_shape()[1]
     mn = m * n
-    alpha = float(ctx.attr("alpha", 1.0))
-    beta = float(ctx.attr("beta", 1.0))
+    alpha = float(attr(ctx, "alpha", 1.0))
+    beta = float(attr(ctx, "beta", 1.0))
     has_c = ctx.has_input(2) and beta != 0.0
     vector = (mn if alpha != 1.0 else 0) + ((mn + (mn if beta != 1.0 else 0)) if has_c else 0)
-    weight = ctx.in_bytes(1) + opt_in_bytes(ctx, 2)
     flops = 2 * m * n * k
     g = dict(gemm=(1, m, n, k), gemm_operand_bytes=ctx.in_bytes(0) + ctx.in_bytes(1))
     if not has_c:
-        return ctx.work(matmul_flops=flops, vector_flops=vector, weight_bytes=weight, **g)
+        return ctx.work(matmul_flops=flops, vector_flops=vector, **g)
     c = ctx.in_shape(2)
     if len(c) == 1 and c[0] == n and n > 1 and beta == 1.0:
-        return ctx.work(matmul_flops=flops, vector_flops=vector, weight_bytes=weight, **g)
+        return ctx.work(matmul_flops=flops, vector_flops=vector, **g)
     out_b = ctx.out_bytes()
     return ctx.work(matmul_flops=flops, vector_flops=vector, kernels=2,
-                    bytes_read=ctx.all_in_bytes() + out_b, bytes_written=2 * out_b, weight_bytes=weight,
+                    bytes_read=ctx.all_in_bytes() + out_b, bytes_written=2 * out_b,
                     notes=("C copied into Y before the GEMM (addmm with a non-1-D bias)",), **g)
 
 

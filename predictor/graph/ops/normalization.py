@@ -35,14 +35,13 @@ Kernels and bytes (PyTorch eager):
   three times (two X-sized intermediates written and read).
 * LRN: ``F.local_response_norm``: x*x, constant pad (fill + copy), avg_pool, mul, add, pow,
   divide: 8 kernels, each reading/writing X-sized tensors.
-weight_bytes: the scale/bias (and BatchNorm's running statistics) inputs.
+weight_bytes: the scale/bias (and BatchNorm's running statistics) inputs that are initializers.
 """
 from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ..registry import register
-from ._common import input_reads, inputs_bytes, out_elem_bytes, with_input_reads, work_plan
+from ._common import attr, input_reads, inputs_bytes, out_elem_bytes, register, with_input_reads, work_plan
 
 BN_INFERENCE_FLOPS = 2
 BN_TRAINING_FLOPS = 6
@@ -58,25 +57,24 @@ MVN_FLOPS = 5
 def batch_norm(ctx: OpContext) -> OpWork:
     """Inference: 2 FLOPs per element, 1 kernel. ``training_mode=1``: 6 per element, X read twice."""
     numel = ctx.in_numel(0)
-    weight = inputs_bytes(ctx, (1, 2, 3, 4))
-    if int(ctx.attr("training_mode", 0)):
+    if int(attr(ctx, "training_mode", 0)):
         work = ctx.work(vector_flops=BN_TRAINING_FLOPS * numel, bytes_read=ctx.all_in_bytes() + ctx.in_bytes(0),
-                        weight_bytes=weight, notes=("training-mode batch norm",))
+                        notes=("training-mode batch norm",))
         return with_input_reads(work, input_reads(ctx, {0: 2 * ctx.in_bytes(0)}))
-    return ctx.work(vector_flops=BN_INFERENCE_FLOPS * numel, weight_bytes=weight)
+    return ctx.work(vector_flops=BN_INFERENCE_FLOPS * numel)
 
 
 @register("LayerNormalization")
 def layer_norm(ctx: OpContext) -> OpWork:
     """8 FLOPs per element (7 without bias), 1 kernel, compulsory bytes."""
     per = LAYERNORM_FLOPS if ctx.has_input(2) else LAYERNORM_FLOPS - 1
-    return ctx.work(vector_flops=per * ctx.in_numel(0), weight_bytes=inputs_bytes(ctx, (1, 2)))
+    return ctx.work(vector_flops=per * ctx.in_numel(0))
 
 
 @register("RMSNormalization")
 def rms_norm(ctx: OpContext) -> OpWork:
     """RMSNormalization (opset 23): 4 FLOPs per element, 1 kernel, compulsory bytes."""
-    return ctx.work(vector_flops=RMSNORM_FLOPS * ctx.in_numel(0), weight_bytes=inputs_bytes(ctx, (1,)))
+    return ctx.work(vector_flops=RMSNORM_FLOPS * ctx.in_numel(0))
 
 
 @register("GroupNormalization")
@@ -86,7 +84,7 @@ def group_norm(ctx: OpContext) -> OpWork:
     params = inputs_bytes(ctx, (1, 2))
     out_b = ctx.all_out_bytes()
     return work_plan(ctx, [(x_b, 0), (params, 0), (x_b, out_b)],
-                     vector_flops=GROUPNORM_FLOPS * ctx.in_numel(0), weight_bytes=params, reads={0: 2 * x_b})
+                     vector_flops=GROUPNORM_FLOPS * ctx.in_numel(0), reads={0: 2 * x_b})
 
 
 @register("InstanceNormalization")
@@ -98,15 +96,14 @@ def instance_norm(ctx: OpContext) -> OpWork:
     out_b = ctx.all_out_bytes()
     return work_plan(ctx, [(scale_b, n * scale_b), (bias_b, n * bias_b), (x_b, 0),
                            (x_b + n * (scale_b + bias_b), out_b)],
-                     vector_flops=GROUPNORM_FLOPS * ctx.in_numel(0), weight_bytes=scale_b + bias_b,
-                     reads={0: 2 * x_b})
+                     vector_flops=GROUPNORM_FLOPS * ctx.in_numel(0), reads={0: 2 * x_b})
 
 
 @register("LpNormalization")
 def lp_norm(ctx: OpContext) -> OpWork:
     """3 FLOPs per element; 3 kernels (norm, clamp_min, divide); X read twice."""
     x_shape = ctx.in_shape(0)
-    axis = int(ctx.attr("axis", -1))
+    axis = int(attr(ctx, "axis", -1))
     axis = axis + len(x_shape) if axis < 0 else axis
     x_b = ctx.in_bytes(0)
     norm_b = x_b // x_shape[axis] if x_shape[axis] else 0
@@ -119,7 +116,7 @@ def lrn(ctx: OpContext) -> OpWork:
     """(size + 13) FLOPs per element; 8 X-sized kernels (x*x, pad fill + copy, avg_pool, mul, add,
     pow, divide); the padded tensor's extra size-1 channels are ignored."""
     x_b = ctx.in_bytes(0)
-    size = int(ctx.attr("size", 1))
+    size = int(attr(ctx, "size", 1))
     passes = [(x_b, x_b), (0, x_b), (x_b, x_b), (x_b, x_b), (x_b, x_b), (x_b, x_b), (x_b, x_b),
               (2 * x_b, ctx.out_bytes())]
     return work_plan(ctx, passes, vector_flops=(size + LRN_EXTRA_FLOPS) * ctx.in_numel(0), reads={0: 2 * x_b})
@@ -134,7 +131,7 @@ def mean_variance_norm(ctx: OpContext) -> OpWork:
     x_b = ctx.in_bytes(0)
     o_b = ctx.in_numel(0) * out_elem_bytes(ctx)
     shape = ctx.in_shape(0)
-    axes = ctx.attr("axes", (0, 2, 3)) or (0, 2, 3)
+    axes = attr(ctx, "axes", (0, 2, 3)) or (0, 2, 3)
     reduced = 1
     for a in axes:
         reduced *= shape[a + len(shape) if a < 0 else a]

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ..registry import register
-from ._common import INT64_BYTES, TRANSCENDENTAL, out_requested, prod, work_plan
+from ._common import INT64_BYTES, TRANSCENDENTAL, attr, out_requested, prod, register, work_plan
 
 
 def _window(ctx: OpContext) -> int:
-    return prod(int(k) for k in ctx.attr("kernel_shape", ()))
+    return prod(int(k) for k in attr(ctx, "kernel_shape", ()))
 
 
 def _max_pool_work(ctx: OpContext, flops: int) -> OpWork:

@@ -31,8 +31,7 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext, ShapeUnknown
-from ..registry import register
-from ._common import TRANSCENDENTAL, host_constant, norm_axis, prod, work_plan
+from ._common import TRANSCENDENTAL, attr, host_constant, norm_axis, prod, register, work_plan
 
 # op -> (FLOPs per input element, FLOPs per output element)
 REDUCE_FLOPS: dict[str, tuple[int, int]] = {
@@ -53,7 +52,7 @@ def reduce_axes(ctx: OpContext) -> tuple[int, ...] | None:
         if axes is None:
             return None
     else:
-        axes = ctx.attr("axes", None) or ()
+        axes = attr(ctx, "axes", None) or ()
     return tuple(sorted({norm_axis(int(a), rank) for a in axes}))
 
 
@@ -66,7 +65,7 @@ def reduced_sizes(ctx: OpContext) -> tuple[int, int] | None:
     in_numel = prod(shape)
     axes = reduce_axes(ctx)
     if axes == ():
-        if int(ctx.attr("noop_with_empty_axes", 0)):
+        if int(attr(ctx, "noop_with_empty_axes", 0)):
             return None
         axes = tuple(range(len(shape)))
     if axes is None:  # dynamic axes: trust the inferred output shape

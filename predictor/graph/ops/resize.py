@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ..registry import register
-from ._common import str_attr
+from ._common import register, str_attr
 
 TAPS_PER_AXIS = {"nearest": 0, "linear": 2, "bilinear": 2, "cubic": 4}
 

@@ -23,7 +23,8 @@ kernel: calibrated later).
 
 Bytes beyond the compulsory ones:
 * R is re-read by every step kernel: weights are read once per kernel invocation, so R counts
-  S times per direction (W once, by the input GEMM). weight_bytes = W + S*R + B (+P).
+  S times per direction (W once, by the input GEMM). weight_bytes = W + S*R + B (+P), those of
+  them that are initializers (the rule in ``_common``, from the per-input reads).
 * the input GEMM's gate pre-activations (S * B * G*H per direction) are written to a workspace
   and read back by the step kernels.
 * each step reads the previous hidden state (B * H).
@@ -34,8 +35,7 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ..registry import register
-from ._common import SIGMOID, TANH, in_elem_bytes, input_reads, opt_in_bytes, with_input_reads
+from ._common import SIGMOID, TANH, attr, in_elem_bytes, input_reads, register, with_input_reads
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 GATE_MATH_FLOPS = {"LSTM": 3 * SIGMOID + 2 * TANH + 3 + 1, "GRU": 2 * SIGMOID + TANH + 1 + 4}
@@ -60,15 +60,15 @@ def recurrent(ctx: OpContext) -> OpWork:
     op = ctx.node.op_type
     g = GATES[op]
     x = ctx.in_shape(0)
-    if int(ctx.attr("layout", 0)) == 0:
+    if int(attr(ctx, "layout", 0)) == 0:
         s, b, i = x[0], x[1], x[2]
     else:
         b, s, i = x[0], x[1], x[2]
     w = ctx.in_shape(1)
     d = w[0]
-    h = int(ctx.attr("hidden_size", 0) or 0) or w[1] // g
+    h = int(attr(ctx, "hidden_size", 0) or 0) or w[1] // g
     has_bias = ctx.has_input(3)
-    acts = ctx.attr("activations", None) or ("Tanh",)
+    acts = attr(ctx, "activations", None) or ("Tanh",)
     peephole = op == "LSTM" and ctx.has_input(7)
     per_unit = rnn_gate_flops_per_unit(op, has_bias, acts[0], peephole)
 
@@ -80,8 +80,7 @@ def recurrent(ctx: OpContext) -> OpWork:
     h_reads = d * s * b * h * e
     bytes_read = ctx.all_in_bytes() + (s - 1) * r_bytes + workspace + h_reads
     bytes_written = ctx.all_out_bytes() + workspace
-    weight = ctx.in_bytes(1) + s * r_bytes + opt_in_bytes(ctx, 3) + (opt_in_bytes(ctx, 7) if op == "LSTM" else 0)
     work = ctx.work(matmul_flops=matmul, vector_flops=vector, kernels=d * (1 + s),
-                    bytes_read=bytes_read, bytes_written=bytes_written, weight_bytes=weight,
+                    bytes_read=bytes_read, bytes_written=bytes_written,
                     notes=("sequence_lens ignored; cuDNN step kernels calibrated later",))
     return with_input_reads(work, input_reads(ctx, {2: s * r_bytes}))

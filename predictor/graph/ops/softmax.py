@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ..registry import register
-from ._common import INT64_BYTES, norm_axis, out_elem_bytes, prod, work_plan
+from ._common import INT64_BYTES, attr, norm_axis, out_elem_bytes, prod, register, work_plan
 
 SOFTMAX_FLOPS = 8
 HARDMAX_FLOPS = 2
@@ -33,7 +32,7 @@ def softmax(ctx: OpContext) -> OpWork:
 def hardmax(ctx: OpContext) -> OpWork:
     """2 FLOPs per element; 3 kernels (argmax, zeros, scatter)."""
     shape = ctx.in_shape(0)
-    axis = norm_axis(int(ctx.attr("axis", -1)), len(shape))
+    axis = norm_axis(int(attr(ctx, "axis", -1)), len(shape))
     if ctx.opset < 13:  # coerced to 2-D: [prod(shape[:axis]), prod(shape[axis:])]
         rows = prod(shape[:axis])
     else:

@@ -38,11 +38,14 @@ def test_conv_flops_and_kernels(x, w, b, attrs, mm, vec, kernels, gemm):
 
 
 def test_conv_bias_is_a_second_kernel_that_rereads_the_output():
-    work = conv((1, 64, 56, 56), (64, 64, 3, 3), (64,), pads=[1, 1, 1, 1])
+    inits = {"w": np.zeros((64, 64, 3, 3), np.float32), "b": np.zeros(64, np.float32)}
+    work = one_node("Conv", [("x", "float32", (1, 64, 56, 56)), ("w", "float32", (64, 64, 3, 3)), ("b", "float32", (64,))],
+                    [("y", "float32", None)], attrs=dict(pads=[1, 1, 1, 1]), initializers=inits).work
     x_b, w_b, b_b, y_b = 1 * 64 * 56 * 56 * 4, 64 * 64 * 9 * 4, 64 * 4, 64 * 56 * 56 * 4  # 802816 147456 256 802816
     assert work.bytes_read == x_b + w_b + b_b + y_b  # 1753344: conv reads X, W; bias pass reads Y, B
     assert work.bytes_written == 2 * y_b  # 1605632
-    assert work.weight_bytes == w_b + b_b  # 147712
+    assert work.weight_bytes == w_b + b_b  # W and B are initializers: 147712
+    assert conv((1, 64, 56, 56), (64, 64, 3, 3), (64,), pads=[1, 1, 1, 1]).weight_bytes == 0  # W, B graph inputs
     assert work.gemm_operand_bytes == x_b + w_b  # 950272
     assert NOTE_BIAS_KERNEL in work.notes
 

@@ -5,7 +5,10 @@ import pytest
 
 from predictor.graph.ops.data_movement import transpose_is_view
 from predictor.types import WorkKind
-from tests.helpers import one_node
+from tests.helpers import make_model, one_node
+from predictor.graph.cost import node_work
+from predictor.graph.loader import load_model_proto
+from predictor.precision import policy
 
 VEC = WorkKind.VECTOR
 
@@ -150,10 +153,21 @@ def test_cumsum(attrs, flops, kernels):
 
 
 def test_range_writes_only():
-    work = one_node("Range", [("s", "int64", ()), ("l", "int64", ()), ("d", "int64", ())], [("y", "int64", None)],
-                    initializers={"s": np.int64(0), "l": np.int64(10), "d": np.int64(1)}).work
+    # torch.arange(x.size(0)): the limit is shape arithmetic, known at load time but not a constant
+    from onnx import helper
+
+    nodes = [helper.make_node("Size", ["x"], ["l"]), helper.make_node("Range", ["s", "l", "d"], ["y"])]
+    model = make_model(nodes, [("x", "float32", (10,))], [("y", "int64", None)],
+                       {"s": np.int64(0), "d": np.int64(1)})
+    work = node_work(load_model_proto(model).nodes[-1], policy("fp32"))
     assert work.flops == {VEC: 20}  # one FMA per element
     assert work.kernels == 1 and work.bytes_read == 0 and work.bytes_written == 80
+
+
+def test_range_of_constants_is_folded():
+    work = one_node("Range", [("s", "int64", ()), ("l", "int64", ()), ("d", "int64", ())], [("y", "int64", None)],
+                    initializers={"s": np.int64(0), "l": np.int64(10), "d": np.int64(1)}).work
+    assert work.kernels == 0 and not work.flops
 
 
 def test_trilu():

@@ -36,9 +36,22 @@ def test_matmul_flops(a, b, out, flops, gemm):
     assert work.bytes_written == 4 * int(np.prod(out))
 
 
-def test_matmul_weight_bytes_only_for_a_2d_right_operand():
-    assert matmul((2, 3, 4, 5), (5, 6), None).weight_bytes == 5 * 6 * 4  # nn.Linear on N-D activations
-    assert matmul((8, 12, 64, 32), (8, 12, 32, 64), None).weight_bytes == 0  # attention
+def test_matmul_weight_bytes_are_its_initializer_operands():
+    def mm(a, b, weight):
+        inits = {"b": np.zeros(b, np.float32)} if weight else None
+        return one_node("MatMul", [("a", "float32", a), ("b", "float32", b)], [("y", "float32", None)],
+                        initializers=inits).work
+
+    assert mm((2, 3, 4, 5), (5, 6), True).weight_bytes == 5 * 6 * 4  # nn.Linear on N-D activations: 120
+    assert mm((2, 3, 4, 5), (5, 6), False).weight_bytes == 0  # same shapes, B an activation
+    assert mm((8, 12, 64, 32), (8, 12, 32, 64), False).weight_bytes == 0  # attention
+    assert mm((4, 3, 5), (4, 5, 6), True).weight_bytes == 4 * 5 * 6 * 4  # a batched weight counts too: 480
+
+
+def test_matmul_of_two_initializers_is_folded():
+    work = one_node("MatMul", [("a", "float32", (4, 5)), ("b", "float32", (5, 6))], [("y", "float32", None)],
+                    initializers={"a": np.ones((4, 5), np.float32), "b": np.ones((5, 6), np.float32)}).work
+    assert work.kernels == 0 and work.bytes_read == 0 and not work.flops
 
 
 def test_matmul_mixed_broadcast_copies_the_expanded_operand():
@@ -65,7 +78,8 @@ def test_matmul_fp16_halves_bytes():
 def test_gemm_transb_with_bias_is_one_kernel():
     # nn.Linear(256, 128) on 32 rows: A 32x256, B 128x256 (transB), C [128]
     work = one_node("Gemm", [("a", "float32", (32, 256)), ("b", "float32", (128, 256)), ("c", "float32", (128,))],
-                    [("y", "float32", None)], attrs=dict(transB=1)).work
+                    [("y", "float32", None)], attrs=dict(transB=1),
+                    initializers={"b": np.zeros((128, 256), np.float32), "c": np.zeros(128, np.float32)}).work
     assert work.flops == {MM: 2 * 32 * 128 * 256, VEC: 32 * 128}  # 2097152 and 4096 bias adds
     assert work.kernels == 1
     assert work.gemm == (1, 32, 128, 256)

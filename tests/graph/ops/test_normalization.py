@@ -1,5 +1,6 @@
 """BatchNormalization, LayerNormalization, RMSNormalization, GroupNormalization, InstanceNormalization,
 LpNormalization, LRN."""
+import numpy as np
 import pytest
 
 from predictor.types import WorkKind
@@ -11,7 +12,9 @@ VEC = WorkKind.VECTOR
 def bn(precision="fp32", **attrs):
     c = ("float32", (3,))
     ins = [("x", "float32", (2, 3, 4, 4))] + [(n, *c) for n in ("s", "b", "m", "v")]
-    return one_node("BatchNormalization", ins, [("y", "float32", None)], attrs=attrs, precision=precision).work
+    inits = {n: np.ones(3, np.float32) for n in ("s", "b", "m", "v")}  # parameters and running statistics
+    return one_node("BatchNormalization", ins, [("y", "float32", None)], attrs=attrs, precision=precision,
+                    initializers=inits).work
 
 
 def test_batch_norm_inference():

@@ -1,4 +1,5 @@
 """LSTM, GRU, RNN layers."""
+import numpy as np
 import pytest
 
 from predictor.graph.ops.rnn import rnn_gate_flops_per_unit
@@ -14,7 +15,9 @@ def test_bidirectional_lstm_with_bias():
     work = one_node("LSTM", [("x", "float32", (s, b, i)), ("w", "float32", (d, 32, i)), ("r", "float32", (d, 32, h)),
                              ("bias", "float32", (d, 64))],
                     [("y", "float32", None), ("yh", "float32", None), ("yc", "float32", None)],
-                    attrs=dict(hidden_size=h, direction="bidirectional")).work
+                    attrs=dict(hidden_size=h, direction="bidirectional"),
+                    initializers={"w": np.zeros((d, 32, i), np.float32), "r": np.zeros((d, 32, h), np.float32),
+                                  "bias": np.zeros((d, 64), np.float32)}).work
     # per direction: input GEMM 2*5*2*10*32 = 6400, recurrent GEMM 2*5*2*8*32 = 5120 -> 2 * 11520 = 23040
     assert work.flops[MM] == 23040
     # per unit: 4 combine + 4 bias + 3 sigmoid*6 + 2 tanh*4 + 3 (c) + 1 (h) = 38; 2*5*2*8 units -> 6080

@@ -32,9 +32,24 @@ def test_constant_is_free():
     assert cost.kernels == 0
 
 
+def _constant_of_shape(x_shape, out_type):
+    """ConstantOfShape(Shape(x)): the fill's shape is shape arithmetic on an activation (a graph input)."""
+    from onnx import TensorProto, helper
+
+    from predictor.graph.cost import node_work
+    from predictor.graph.loader import load_model_proto
+    from predictor.precision import policy
+    from tests.helpers import make_model
+
+    elem = TensorProto.INT64 if out_type == "int64" else TensorProto.FLOAT
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("ConstantOfShape", ["s"], ["y"], value=helper.make_tensor("v", elem, (1,), [0]))]
+    model = make_model(nodes, [("x", "float32", x_shape)], [("y", out_type, None)])
+    return node_work(load_model_proto(model).nodes[-1], policy("fp32"))
+
+
 def test_constant_of_shape_is_a_fill_kernel():
-    work = one_node("ConstantOfShape", [("s", "int64", (2,))], [("y", "float32", None)],
-                    initializers={"s": np.array([16, 8], np.int64)}).work
+    work = _constant_of_shape((16, 8), "float32")
     assert work.kernels == 1
     assert work.bytes_read == 0 and work.bytes_written == 16 * 8 * 4
     assert dict(work.input_bytes) == {}
@@ -42,13 +57,18 @@ def test_constant_of_shape_is_a_fill_kernel():
 
 def test_constant_of_shape_of_a_shape_vector_is_host_arithmetic():
     # torchscript's expand pattern: ConstantOfShape([2]) -> int64 [1, 1], a shape vector
-    work = one_node("ConstantOfShape", [("s", "int64", (1,))], [("y", "int64", None)],
-                    initializers={"s": np.array([2], np.int64)}).work
+    work = _constant_of_shape((2,), "int64")
+    assert work.kernels == 0
+
+
+def test_constant_of_shape_of_a_constant_is_folded():
+    # torch.zeros(16, 8) with literal sizes: computed once before inference
+    work = one_node("ConstantOfShape", [("s", "int64", (2,))], [("y", "float32", None)],
+                    initializers={"s": np.array([16, 8], np.int64)}).work
     assert work.kernels == 0
 
 
 def test_constant_of_shape_int_2d_is_a_kernel():
     # BERT's token_type_ids = torch.zeros(input_shape, dtype=long)
-    work = one_node("ConstantOfShape", [("s", "int64", (2,))], [("y", "int64", None)],
-                    initializers={"s": np.array([1, 128], np.int64)}).work
+    work = _constant_of_shape((1, 128), "int64")
     assert work.kernels == 1 and work.bytes_written == 128 * 8

@@ -1,0 +1,108 @@
+"""Accuracy benchmark: `predict` against whole-network GPU time measured on the H200.
+
+    python -m calibration.accuracy [--calibration FILE] [--out calibration/data/h200/accuracy]
+
+Reference: calibration/data/h200/timing (PyTorch eager, CUDA-graph replay median, or eager kernel sum +
+0.45 us per kernel where the captured program differs; see calibration/networks/timing.py). Prediction:
+the committed TorchScript-exported graph at the case's batch and precision with the fitted calibration.
+Writes accuracy.json (every case) and accuracy.md (MAPE, median and worst error per split, precision and
+batch; eager estimate against measured eager time). Train networks were used by the fit; held-out never.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+from pathlib import Path
+
+from predictor.fitted import FittedCalibration, bundled_calibration, load_calibration
+from predictor.machine.profile import load_profile
+from predictor.predict import predict_graph
+
+from .fit.dataset import DATA, graph_for, load_cases
+
+OUT = DATA / "h200" / "accuracy"
+
+
+def _split(network: str) -> str:
+    from calibration.networks.zoo import NETWORKS
+
+    spec = NETWORKS.get(network)
+    return spec.split if spec else "unknown"
+
+
+def evaluate(calibration: FittedCalibration | None = None) -> list[dict]:
+    profile = load_profile("h200")
+    cal = calibration or bundled_calibration(profile)
+    rows = []
+    for case in load_cases():
+        graph = graph_for(case.network, case.batch)
+        if graph is None:
+            continue
+        pred = predict_graph(graph, profile, case.precision, cal, batch=case.batch)
+        err = pred.total_time_s / case.reference_time_s - 1
+        eager_err = (pred.eager_time_s / case.eager_median_s - 1
+                     if pred.eager_time_s and math.isfinite(case.eager_median_s) else None)
+        rows.append({"network": case.network, "split": _split(case.network), "precision": case.precision,
+                     "batch": case.batch, "measured_s": case.reference_time_s, "predicted_s": pred.total_time_s,
+                     "error": err, "measured_spread": case.spread, "reference_source": case.reference_source,
+                     "eager_measured_s": case.eager_median_s, "eager_predicted_s": pred.eager_time_s,
+                     "eager_error": eager_err, "kernels_predicted": pred.kernels,
+                     "kernels_measured": case.n_kernels_eager, "unsupported": dict(pred.unsupported)})
+    return rows
+
+
+def summarise(rows: list[dict], key: str = "error") -> dict:
+    errs = [abs(r[key]) for r in rows if r.get(key) is not None]
+    if not errs:
+        return {"n": 0}
+    worst = max(rows, key=lambda r: abs(r[key]) if r.get(key) is not None else -1)
+    return {"n": len(errs), "mape": statistics.fmean(errs), "median": statistics.median(errs), "worst": max(errs),
+            "worst_case": f"{worst['network']} {worst['precision']} b{worst['batch']}"}
+
+
+def tables(rows: list[dict]) -> dict:
+    out: dict = {}
+    for split in ("train", "heldout"):
+        sel = [r for r in rows if r["split"] == split]
+        out[split] = {"all": summarise(sel), "eager": summarise(sel, "eager_error")}
+        for p in ("fp32", "tf32", "fp16", "bf16"):
+            for b in (1, 32):
+                out[split][f"{p} b{b}"] = summarise([r for r in sel if r["precision"] == p and r["batch"] == b])
+    return out
+
+
+def markdown(rows: list[dict], summary: dict) -> str:
+    lines = ["| split | setting | cases | MAPE | median | worst (case) |", "| --- | --- | --- | --- | --- | --- |"]
+    for split, by in summary.items():
+        for setting, s in by.items():
+            if s.get("n"):
+                lines.append(f"| {split} | {setting} | {s['n']} | {s['mape']:.1%} | {s['median']:.1%} | "
+                             f"{s['worst']:.1%} ({s['worst_case']}) |")
+    lines += ["", "| network | split | precision | batch | measured ms | predicted ms | error |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        lines.append(f"| {r['network']} | {r['split']} | {r['precision']} | {r['batch']} | "
+                     f"{r['measured_s'] * 1e3:.3f} | {r['predicted_s'] * 1e3:.3f} | {r['error']:+.1%} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m calibration.accuracy", description=__doc__.splitlines()[0])
+    ap.add_argument("--calibration", default=None, help="fitted calibration JSON (default: the bundled one)")
+    ap.add_argument("--out", type=Path, default=OUT)
+    a = ap.parse_args(argv)
+    cal = load_calibration(a.calibration) if a.calibration else None
+    rows = evaluate(cal)
+    summary = tables(rows)
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "accuracy.json").write_text(json.dumps({"summary": summary, "cases": rows}, indent=1) + "\n")
+    md = markdown(rows, summary)
+    (a.out / "accuracy.md").write_text(md)
+    print(md.split("\n\n")[0])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,259 @@
+"""Fit the calibration (predictor/fitted.py's model) on the training networks measured on the H200.
+
+    python -m calibration.fit.fit [--out predictor/data/calibration_h200.json]
+
+Data: calibration/data/h200/timing (eager per-kernel tables and reference times) and the committed ONNX
+graphs. Only networks whose zoo split is ``train`` are read; held-out networks are never seen here.
+Per (op class, precision) three parameters: the fixed cost of a kernel ``t0_s`` and the fractions of the
+compute and memory ceilings reached (``eff_compute``, ``eff_memory``); per (op type, precision) the hidden
+kernels the runtime adds (learned from module scopes that hold a single costed node), costed as layout
+copies. Loss: log ratio of predicted to measured time per module scope, weighted by the square root of the
+scope's share of its case's time, soft-L1 (robust to a few odd scopes). Hosts' dispatch cost per kernel for
+the eager estimate: median over host-bound training cases of eager time per launched kernel.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from predictor.fitted import gemm_tiles, wave_efficiency
+from predictor.graph.cost import cost_graph
+from predictor.graph.opclass import CLASSES, op_class
+from predictor.graph.traffic import HierarchicalTraffic
+from predictor.machine.profile import load_profile
+from predictor.precision import policy
+from predictor.roofline import level_times_s
+from predictor.types import MemLevel
+
+from .dataset import Case, graph_for, kernels_by_scope, load_cases, load_kernels, normalise_scope
+
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+FIT_CLASSES = tuple(CLASSES) + ("layout",)
+MIN_SCOPES = 4  # a (class, precision) group with fewer samples uses the class's all-precision fit
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "predictor" / "data" / "calibration_h200.json"
+
+
+@dataclass
+class NodeRows:
+    """Per costed node of all samples: the fit's fixed inputs (numpy arrays, one entry per node)."""
+
+    group: np.ndarray  # index into groups
+    kernels: np.ndarray
+    compute_s: np.ndarray  # ideal compute time at 100% of the ceiling / wave efficiency
+    memory_s: np.ndarray  # ideal memory time (slowest level) at 100% of bandwidth
+    hidden: np.ndarray  # hidden kernels
+    hidden_s: np.ndarray  # ideal HBM time of the hidden kernels' bytes
+    layout_group: np.ndarray
+    sample: np.ndarray  # index of the scope sample
+
+
+def _zoo_split(network: str) -> str:
+    from calibration.networks.zoo import NETWORKS
+
+    spec = NETWORKS.get(network)
+    return spec.split if spec else "unknown"
+
+
+def training_cases(cases: list[Case]) -> list[Case]:
+    return [c for c in cases if _zoo_split(c.network) == "train"]
+
+
+def _costs(case: Case, profile):
+    graph = graph_for(case.network, case.batch)
+    if graph is None:
+        return None, None
+    pol = policy(case.precision)
+    gc = cost_graph(graph.nodes, pol, graph.opset or 21, HierarchicalTraffic(profile.l2_bytes, profile.arch),
+                    frozenset(t.name for t in graph.inputs))
+    nodes = {n.name: n for n in graph.nodes}
+    return gc, nodes
+
+
+def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str, dict[str, float]]:
+    """Average extra kernels per node of each op type and precision, from single-node module scopes."""
+    extra: dict[tuple[str, str], list[int]] = {}
+    for case in cases:
+        rows = kernels.get(case.key)
+        gc, nodes = _costs(case, profile)
+        if not rows or gc is None:
+            continue
+        by_scope: dict[str, list] = {}
+        for c in gc.costs:
+            if c.kernels > 0:
+                by_scope.setdefault(normalise_scope(nodes[c.name].scope), []).append(c)
+        measured = kernels_by_scope(rows)
+        for scope, cs in by_scope.items():
+            if len(cs) == 1 and scope in measured and scope:
+                extra.setdefault((cs[0].op_type, case.precision), []).append(len(measured[scope]) - cs[0].kernels)
+    table: dict[str, dict[str, float]] = {}
+    for (op, prec), xs in sorted(extra.items()):
+        if len(xs) >= 3:
+            avg = float(np.mean(xs))
+            if avg >= 0.25:
+                table.setdefault(op, {})[prec] = round(min(avg, 4.0), 2)
+    return table
+
+
+def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: dict):
+    """Scope samples of the cases: (NodeRows, measured seconds per sample, weight per sample)."""
+    cols = {k: [] for k in ("group", "kernels", "compute_s", "memory_s", "hidden", "hidden_s", "layout_group",
+                            "sample")}
+    measured, weights = [], []
+    for case in cases:
+        rows = kernels.get(case.key)
+        gc, nodes = _costs(case, profile)
+        if not rows or gc is None:
+            continue
+        meas = {s: sum(r.duration_s for r in rs) for s, rs in kernels_by_scope(rows).items()}
+        total = sum(meas.values()) or 1.0
+        by_scope: dict[str, list] = {}
+        for c in gc.costs:
+            if c.kernels > 0:
+                by_scope.setdefault(normalise_scope(nodes[c.name].scope), []).append(c)
+        for scope, cs in by_scope.items():
+            if scope not in meas or meas[scope] <= 0:
+                continue
+            sid = len(measured)
+            measured.append(meas[scope])
+            weights.append(math.sqrt(meas[scope] / total))
+            for c in cs:
+                ideal = level_times_s(c, profile, 0.0)
+                wave = wave_efficiency(gemm_tiles(c.work.gemm), profile.sm_count, c.work.gemm[3]) \
+                    if c.work.gemm else 1.0
+                h = hidden.get(c.op_type, {}).get(case.precision, 0.0)
+                hb = _hidden_bytes(c)
+                cols["group"].append(groups[(op_class(c.op_type), case.precision)])
+                cols["kernels"].append(c.kernels)
+                cols["compute_s"].append(ideal["compute"] / wave)
+                cols["memory_s"].append(max(ideal[lv.value] for lv in MemLevel))
+                cols["hidden"].append(h)
+                cols["hidden_s"].append(hb / profile.bandwidth(MemLevel.HBM))
+                cols["layout_group"].append(groups[("layout", case.precision)])
+                cols["sample"].append(sid)
+    arrays = NodeRows(**{k: np.asarray(v, dtype=float if k not in ("group", "layout_group", "sample") else int)
+                         for k, v in cols.items()})
+    return arrays, np.asarray(measured), np.asarray(weights)
+
+
+def _hidden_bytes(cost) -> float:
+    from predictor.fitted import _hidden_bytes as hb
+
+    return hb(cost, "io")
+
+
+def predict_samples(theta: np.ndarray, rows: NodeRows, n_samples: int) -> np.ndarray:
+    t0, ec, em = np.exp(theta[0::3]), np.exp(theta[1::3]), np.exp(theta[2::3])
+    g, lg = rows.group, rows.layout_group
+    body = np.maximum(np.where(rows.compute_s > 0, rows.compute_s / ec[g], 0.0), rows.memory_s / em[g])
+    node = rows.kernels * t0[g] + body + rows.hidden * (t0[lg] + rows.hidden_s / em[lg])
+    return np.bincount(rows.sample, weights=node, minlength=n_samples)
+
+
+def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
+    from scipy.optimize import least_squares
+
+    hidden = learn_hidden_kernels(cases, kernels, profile)
+    # groups: per (class, precision), plus per class over all precisions ("*") used as the prior
+    keys = [(c, p) for c in FIT_CLASSES for p in PRECISIONS]
+    groups = {k: i for i, k in enumerate(keys)}
+    rows, measured, weights = build_rows(cases, kernels, profile, hidden, groups)
+    n = len(measured)
+    counts = np.bincount(rows.group, minlength=len(keys)) + \
+        np.bincount(rows.layout_group, weights=(rows.hidden > 0).astype(float), minlength=len(keys)).astype(int)
+    theta0 = np.tile([math.log(3e-6), math.log(0.5), math.log(0.6)], len(keys))
+    prior = 0.3  # pulls groups with little data to the common starting point (log-space ridge)
+
+    def resid(theta):
+        pred = predict_samples(theta, rows, n)
+        r = weights * np.log(np.maximum(pred, 1e-9) / measured)
+        return np.concatenate([r, prior * 0.05 * (theta - theta0)])
+
+    lo = np.tile([math.log(2e-7), math.log(0.02), math.log(0.02)], len(keys))
+    hi = np.tile([math.log(5e-5), math.log(1.0), math.log(3.0)], len(keys))
+    sol = least_squares(resid, theta0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=200 * len(theta0))
+    pred = predict_samples(sol.x, rows, n)
+    err = np.abs(pred / measured - 1)
+    log(f"fit: {n} module-scope samples from {len(cases)} cases, {len(keys) * 3} parameters; "
+        f"scope median |error| {np.median(err):.1%}, cost {sol.cost:.4g}")
+    classes: dict[str, dict[str, dict]] = {}
+    for (cls, prec), i in groups.items():
+        if counts[i] == 0:
+            continue
+        classes.setdefault(cls, {})[prec] = {
+            "t0_s": float(math.exp(sol.x[3 * i])), "eff_compute": float(math.exp(sol.x[3 * i + 1])),
+            "eff_memory": float(math.exp(sol.x[3 * i + 2])), "n_nodes": int(counts[i])}
+    # class-wide fallback for precisions without data: the geometric mean of the fitted ones
+    for cls, by_p in classes.items():
+        fitted = [v for v in by_p.values()]
+        by_p["*"] = {k: float(np.exp(np.mean([math.log(v[k]) for v in fitted])))
+                     for k in ("t0_s", "eff_compute", "eff_memory")}
+    all_fits = [v for by_p in classes.values() for p, v in by_p.items() if p != "*"]
+    classes["default"] = {"*": {k: float(np.exp(np.median([math.log(v[k]) for v in all_fits])))
+                                for k in ("t0_s", "eff_compute", "eff_memory")}}
+    return {"classes": classes, "hidden": hidden, "scope_median_error": float(np.median(err)), "n_samples": n}
+
+
+def host_dispatch(cases: list[Case]) -> float:
+    """Median eager time per launched kernel over host-bound training cases (eager > 1.5 x GPU time)."""
+    xs = [c.eager_median_s / c.n_kernels_eager for c in cases
+          if c.n_kernels_eager and math.isfinite(c.eager_median_s) and c.eager_median_s > 1.5 * c.reference_time_s]
+    return float(np.median(xs)) if xs else 0.0
+
+
+def build_document(result: dict, cases: list[Case], profile, host_s: float) -> dict:
+    classes = {}
+    for cls, by_p in result["classes"].items():
+        classes[cls] = {p: {k: v[k] for k in ("t0_s", "eff_compute", "eff_memory")} for p, v in by_p.items()}
+    hidden = {op: {p: [{"kind": "layout", "count": n, "bytes_of": "io"}] for p, n in by_p.items()}
+              for op, by_p in result["hidden"].items()}
+    nets = sorted({c.network for c in cases})
+    return {
+        "schema_version": 1,
+        "gpu": "h200",
+        "kernel_gap_s": profile.kernel_gap_s,
+        "host_dispatch_s": {"kernel": host_s, "op": 0.0},
+        "classes": classes,
+        "hidden_kernels": hidden,
+        "provenance": {
+            "fitted_by": "python -m calibration.fit.fit",
+            "date": _dt.date.today().isoformat(),
+            "training_networks": nets,
+            "cases": len(cases),
+            "module_scope_samples": result["n_samples"],
+            "scope_median_abs_error": round(result["scope_median_error"], 4),
+            "data": "calibration/data/h200/timing (PyTorch 2.11 eager, cuDNN 9.19, H200, 2026-12-02)",
+            "profile": "h200 (ERT-measured ceilings)",
+            "kernel_gap_s": "per-kernel time of a CUDA-graph replay of empty kernels (ERT run)",
+            "host_dispatch_s": "median eager time per launched kernel over host-bound training cases",
+            "model": "predictor/fitted.py docstring",
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m calibration.fit.fit", description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    a = ap.parse_args(argv)
+    profile = load_profile("h200")
+    cases = training_cases(load_cases())
+    if not cases:
+        print("error: no training cases found under calibration/data/h200/timing", file=sys.stderr)
+        return 2
+    kernels = load_kernels()
+    result = fit(cases, kernels, profile)
+    doc = build_document(result, cases, profile, host_dispatch(cases))
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {a.out}: hidden kernels {json.dumps(result['hidden'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

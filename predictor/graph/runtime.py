@@ -1,0 +1,287 @@
+"""What the reference runtime (PyTorch eager, cuDNN/cuBLAS) launches for ONNX patterns that exporters
+decompose: each pattern here folds the nodes of one PyTorch call back into the kernel PyTorch runs.
+
+* ``sdpa``: scaled-dot-product attention as the TorchScript exporter writes it, MatMul(Mul(q, s), Mul(k^T, s))
+  [-> Add(mask)] -> Softmax -> MatMul(., v) (q and k both scaled by sqrt(scale): explicit attention code scales
+  the scores or q only and stays unfused in eager) -> one fused attention kernel reading q, k, v (and the
+  mask) and writing the output; the score matrix never reaches memory.
+* ``linear_bias``: MatMul/Gemm followed by Add of a 1-D constant bias -> the bias rides in the GEMM epilogue.
+* ``gelu_erf``: x * 0.5 * (1 + erf(x / sqrt 2)) -> one GELU kernel.
+* ``silu``: x * sigmoid(x) -> one SiLU kernel.
+Absorbed nodes keep their FLOPs (moved to the node that takes their place) and launch nothing.
+Ignores: fusions that depend on runtime heuristics beyond the graph (cuDNN conv+bias+act fusion is off in
+PyTorch eager), and exporter variants these matchers do not recognise (they stay unfused: safe side).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Sequence
+
+from ..types import Node, OpWork, WorkKind, frozen_map
+
+Pattern = Callable[["_Index", Node], "list[tuple[str, OpWork]] | None"]
+_PATTERNS: dict[str, Pattern] = {}
+
+
+def pattern(name: str):
+    def deco(fn: Pattern) -> Pattern:
+        if name in _PATTERNS:
+            raise ValueError(f"runtime pattern {name} registered twice")
+        _PATTERNS[name] = fn
+        return fn
+
+    return deco
+
+
+class _Index:
+    """Producers, consumers and works of a costed sequence."""
+
+    def __init__(self, seq: Sequence[tuple[Node, OpWork]], all_nodes: Sequence[Node]):
+        self.work = {n.name: w for n, w in seq}
+        self.node = {n.name: n for n in all_nodes}
+        self.producer: dict[str, Node] = {}
+        self.consumers: dict[str, list[Node]] = {}
+        for n in all_nodes:
+            for t in n.outputs:
+                if t.name:
+                    self.producer[t.name] = n
+            for t in n.inputs:
+                if t is not None:
+                    self.consumers.setdefault(t.name, []).append(n)
+        self.taken: set[str] = set()
+        self._const: dict[str, bool] = {}
+
+    def prod(self, node: Node, i: int) -> Node | None:
+        if i >= len(node.inputs) or node.inputs[i] is None:
+            return None
+        p = self.producer.get(node.inputs[i].name)
+        # look through free views (Identity, Reshape, Cast to the same storage...) is not done: exact match
+        return p
+
+    def only_consumer(self, node: Node) -> Node | None:
+        cs = self.consumers.get(node.outputs[0].name, [])
+        return cs[0] if len(cs) == 1 else None
+
+    def is_const(self, node: Node, i: int, depth: int = 0) -> bool:
+        """Input i is known before the run: computed from initializers, Constant nodes and shapes alone."""
+        if i >= len(node.inputs) or node.inputs[i] is None:
+            return False
+        name = node.inputs[i].name
+        if name in self._const:
+            return self._const[name]
+        p = self.producer.get(name)
+        if p is None:
+            val = name not in self.graph_inputs
+        elif p.op_type == "Constant":
+            val = True
+        elif p.op_type in ("Shape", "Size"):
+            val = True  # every dimension is bound before costing: shapes are known values
+        elif depth > 32:
+            val = False
+        else:
+            val = all(self.is_const(p, k, depth + 1) for k, t in enumerate(p.inputs) if t is not None)
+        self._const[name] = val
+        return val
+
+    graph_inputs: frozenset = frozenset()
+
+    def free(self, *names: str) -> bool:
+        return all(n in self.work and n not in self.taken for n in names)
+
+
+def _absorbed(w: OpWork) -> OpWork:
+    return replace(w, flops=frozen_map({}), bytes_read=0.0, bytes_written=0.0, kernels=0, weight_bytes=0.0,
+                   input_bytes=frozen_map({}), gemm=None, gemm_operand_bytes=0.0,
+                   notes=w.notes + ("absorbed into a fused runtime kernel",))
+
+
+def _merge_flops(*works: OpWork) -> dict:
+    out: dict = {}
+    for w in works:
+        for k, v in w.flops.items():
+            out[k] = out.get(k, 0.0) + v
+    return out
+
+
+def _scalar_const(ix: _Index, node: Node) -> int | None:
+    """Index of the input of a binary node that is a scalar/1-element constant, else None."""
+    for i in (0, 1):
+        t = node.inputs[i] if i < len(node.inputs) else None
+        if t is not None and ix.is_const(node, i) and t.shape is not None and _numel(t.shape) == 1:
+            return i
+    return None
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+@pattern("sdpa")
+def _sdpa(ix: _Index, sm: Node):
+    if sm.op_type != "Softmax":
+        return None
+    first = ix.prod(sm, 0)
+    add = None
+    if first is not None and first.op_type == "Add":
+        add, first = first, next((ix.prod(first, i) for i in (0, 1)
+                                  if ix.prod(first, i) is not None and ix.prod(first, i).op_type == "MatMul"), None)
+    if first is None or first.op_type != "MatMul":
+        return None
+    mq, mk = ix.prod(first, 0), ix.prod(first, 1)
+    if mq is None or mk is None or mq.op_type != "Mul" or mk.op_type != "Mul":
+        return None
+    if _scalar_const(ix, mq) is None or _scalar_const(ix, mk) is None:
+        return None
+    # the exporter guards fully-masked rows: Where(IsNaN(p), 0, p) between Softmax and the second MatMul
+    guard: list[Node] = []
+    cons = ix.consumers.get(sm.outputs[0].name, [])
+    probs = sm
+    if len(cons) == 2 and {c.op_type for c in cons} == {"IsNaN", "Where"}:
+        isnan = next(c for c in cons if c.op_type == "IsNaN")
+        where = next(c for c in cons if c.op_type == "Where")
+        guard, probs = [isnan, where], where
+    second = ix.only_consumer(probs)
+    if second is None or second.op_type != "MatMul" or second.inputs[0].name != probs.outputs[0].name:
+        return None
+    extra: list[Node] = []
+    mask_src = None
+    if add is not None:
+        mask = add.inputs[1] if add.inputs[0].name == first.outputs[0].name else add.inputs[0]
+        mask_src = mask
+        mp = ix.producer.get(mask.name)
+        if mp is not None and mp.op_type == "Where" and ix.only_consumer(mp) is add:
+            extra.append(mp)  # boolean mask turned additive: SDPA takes the boolean mask itself
+            mask_src = mp.inputs[0]
+    # views around the fused kernel: head transposes of q, k, v and of the output
+    for t in (mq.inputs[1 - _scalar_const(ix, mq)], mk.inputs[1 - _scalar_const(ix, mk)], second.inputs[1]):
+        tp = ix.producer.get(t.name)
+        if tp is not None and tp.op_type == "Transpose" and len(ix.consumers.get(t.name, [])) == 1:
+            extra.append(tp)
+    out_t = ix.only_consumer(second)
+    if out_t is not None and out_t.op_type == "Transpose":
+        extra.append(out_t)
+    group = [mq, mk, first] + ([add] if add is not None else []) + [sm] + guard + extra + [second]
+    if not ix.free(*(n.name for n in group)):
+        return None
+    ws = [ix.work[n.name] for n in group]
+    inputs: dict[str, float] = {}
+    for node, t in ((mq, mq.inputs[1 - _scalar_const(ix, mq)]), (mk, mk.inputs[1 - _scalar_const(ix, mk)]),
+                    (second, second.inputs[1])):
+        inputs[t.name] = ix.work[node.name].input_bytes.get(t.name, 0.0)
+    if mask_src is not None:
+        holder = extra[0] if extra and extra[0].op_type == "Where" else add
+        inputs[mask_src.name] = ix.work[holder.name].input_bytes.get(mask_src.name, 0.0)
+    fused = replace(ws[-1], flops=frozen_map(_merge_flops(*ws)), bytes_read=sum(inputs.values()),
+                    bytes_written=ix.work[second.name].bytes_written, kernels=1, input_bytes=frozen_map(inputs),
+                    gemm=None, gemm_operand_bytes=0.0, notes=("fused scaled-dot-product attention",))
+    return [(n.name, _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] + [(second.name, fused)]
+
+
+@pattern("linear_bias")
+def _linear_bias(ix: _Index, mm: Node):
+    if mm.op_type not in ("MatMul", "Gemm"):
+        return None
+    add = ix.only_consumer(mm)
+    if add is None or add.op_type != "Add" or not ix.free(mm.name, add.name):
+        return None
+    other = 1 if add.inputs[0].name == mm.outputs[0].name else 0
+    t = add.inputs[other]
+    if t is None or t.shape is None or len([d for d in t.shape if d != 1]) > 1 or not ix.is_const(add, other):
+        return None
+    wm, wa = ix.work[mm.name], ix.work[add.name]
+    bias_bytes = wa.input_bytes.get(t.name, 0.0)
+    fused = replace(wm, flops=frozen_map(_merge_flops(wm, wa)), bytes_read=wm.bytes_read + bias_bytes,
+                    input_bytes=frozen_map({**wm.input_bytes, t.name: bias_bytes}),
+                    bytes_written=wa.bytes_written, notes=wm.notes + ("bias add in the GEMM epilogue",))
+    return [(mm.name, fused), (add.name, _absorbed(wa))]
+
+
+def _chain_fuse(ix: _Index, group: list[Node], x_name: str) -> list[tuple[str, OpWork]] | None:
+    if not ix.free(*(n.name for n in group)):
+        return None
+    ws = [ix.work[n.name] for n in group]
+    last = ws[-1]
+    xb = max(w.input_bytes.get(x_name, 0.0) for w in ws)
+    fused = replace(last, flops=frozen_map(_merge_flops(*ws)), bytes_read=xb, input_bytes=frozen_map({x_name: xb}),
+                    kernels=1, notes=("one elementwise kernel in PyTorch",))
+    return [(n.name, _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] + [(group[-1].name, fused)]
+
+
+@pattern("gelu_erf")
+def _gelu_erf(ix: _Index, erf: Node):
+    if erf.op_type != "Erf":
+        return None
+    div = ix.prod(erf, 0)
+    if div is None or div.op_type not in ("Div", "Mul") or _scalar_const(ix, div) is None:
+        return None
+    x = div.inputs[1 - _scalar_const(ix, div)]
+    add = ix.only_consumer(erf)
+    if add is None or add.op_type != "Add" or _scalar_const(ix, add) is None:
+        return None
+    chain = [div, erf, add]
+    cur = ix.only_consumer(add)
+    for _ in range(2):
+        if cur is None or cur.op_type != "Mul":
+            return None
+        chain.append(cur)
+        nxt = ix.only_consumer(cur)
+        if nxt is None or nxt.op_type != "Mul" or len(chain) == 5:
+            break
+        cur = nxt
+    if len(chain) < 5 and not any(t is not None and t.name == x.name for t in chain[-1].inputs):
+        return None
+    return _chain_fuse(ix, chain, x.name)
+
+
+@pattern("silu")
+def _silu(ix: _Index, sig: Node):
+    if sig.op_type != "Sigmoid":
+        return None
+    mul = ix.only_consumer(sig)
+    x = sig.inputs[0]
+    if mul is None or mul.op_type != "Mul" or not any(t is not None and t.name == x.name for t in mul.inputs):
+        return None
+    return _chain_fuse(ix, [sig, mul], x.name)
+
+
+_SMALL = 4096
+
+
+@pattern("const_fold")
+def _const_fold(ix: _Index, node: Node):
+    """Arithmetic on constants alone (attention scales, masks of fixed shape) is a Python value in eager."""
+    w = ix.work.get(node.name)
+    if w is None or w.kernels == 0 or not node.inputs or node.op_type in ("Constant", "ConstantOfShape"):
+        return None
+    out = node.outputs[0]
+    if out.shape is None or _numel(out.shape) > _SMALL:
+        return None
+    if all(ix.is_const(node, k) for k, t in enumerate(node.inputs) if t is not None):
+        return [(node.name, _absorbed(w))]
+    return None
+
+
+def apply(seq: Sequence[tuple[Node, OpWork]], all_nodes: Sequence[Node],
+          graph_inputs: frozenset = frozenset()) -> list[tuple[Node, OpWork]]:
+    """The sequence with each recognised pattern folded into the kernels the runtime launches."""
+    ix = _Index(seq, all_nodes)
+    ix.graph_inputs = graph_inputs
+    changed: dict[str, OpWork] = {}
+    for name, fn in _PATTERNS.items():
+        for node, _ in seq:
+            if node.name in ix.taken:
+                continue
+            rewrites = fn(ix, node)
+            if not rewrites:
+                continue
+            for n, w in rewrites:
+                changed[n] = w
+                ix.work[n] = w
+                ix.taken.add(n)
+    return [(n, changed.get(n.name, w)) for n, w in seq]
+
+
+__all__ = ["apply", "pattern", "WorkKind"]

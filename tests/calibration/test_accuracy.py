@@ -1,0 +1,30 @@
+"""Recompute the accuracy benchmark on the committed H200 measurements; fail on regression.
+
+Targets of the accuracy issue (held-out MAPE <= 10%) are not met yet; these guards hold the current
+figures (calibration/data/h200/accuracy/accuracy.md) so that a change cannot make them worse unnoticed.
+"""
+import pytest
+
+from calibration.accuracy import evaluate, tables
+
+
+@pytest.fixture(scope="module")
+def summary():
+    rows = evaluate()
+    assert rows and all(not r["unsupported"] for r in rows)
+    return tables(rows)
+
+
+def test_training_networks(summary):
+    assert summary["train"]["all"]["n"] >= 50
+    assert summary["train"]["all"]["mape"] <= 0.21
+
+
+def test_held_out_networks(summary):
+    assert summary["heldout"]["all"]["n"] >= 40
+    assert summary["heldout"]["all"]["median"] <= 0.13
+    assert summary["heldout"]["all"]["mape"] <= 0.32
+
+
+def test_large_batch_fp32(summary):
+    assert summary["heldout"]["fp32 b32"]["mape"] <= 0.08

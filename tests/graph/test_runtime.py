@@ -1,0 +1,82 @@
+"""Runtime patterns: exporter decompositions folded back into the kernels PyTorch eager launches."""
+import numpy as np
+from onnx import helper
+
+from predictor.graph.cost import cost_graph
+from predictor.graph.loader import load_model_proto
+from predictor.precision import policy
+from tests.helpers import make_model
+
+
+def _cost(nodes, inputs, outputs, inits, patterns=True):
+    g = load_model_proto(make_model(nodes, inputs, outputs, inits), batch=None)
+    gc = cost_graph(g.nodes, policy("fp16"), 17, graph_inputs=frozenset(t.name for t in g.inputs),
+                    runtime_patterns=patterns)
+    return {c.name: c for c in gc.costs}
+
+
+def _sdpa_graph():
+    # q, k^T, v: (1, 2, 4, 8) / (1, 2, 8, 4); both scaled by sqrt(scale) as the TorchScript exporter writes SDPA
+    nodes = [
+        helper.make_node("Mul", ["q", "s"], ["qs"], name="mq"),
+        helper.make_node("Mul", ["kt", "s"], ["ks"], name="mk"),
+        helper.make_node("MatMul", ["qs", "ks"], ["scores"], name="mm1"),
+        helper.make_node("Softmax", ["scores"], ["p"], axis=-1, name="sm"),
+        helper.make_node("MatMul", ["p", "v"], ["o"], name="mm2"),
+    ]
+    inputs = [("q", "float32", [1, 2, 4, 8]), ("kt", "float32", [1, 2, 8, 4]), ("v", "float32", [1, 2, 4, 8])]
+    return nodes, inputs, [("o", "float32", None)], {"s": np.array(0.5, np.float32)}
+
+
+def test_sdpa_fused_into_one_kernel():
+    costs = _cost(*_sdpa_graph())
+    assert sum(c.kernels for c in costs.values()) == 1
+    fused = costs["mm2"]
+    # q, k, v read once at fp16: 3 * 64 elements * 2 bytes = 384; output 64 * 2 = 128 written
+    assert fused.work.bytes_read == 384 and fused.work.bytes_written == 128
+    # both matmuls' FLOPs kept: 2 * (2*4*4*8) * 2 = 1024 matmul FLOPs
+    assert fused.work.flops[next(k for k in fused.work.flops if k.value == "matmul")] == 1024
+
+
+def test_explicit_attention_stays_unfused():
+    nodes, inputs, outputs, inits = _sdpa_graph()
+    nodes[1] = helper.make_node("Identity", ["kt"], ["ks"], name="mk")  # only q scaled: explicit attention
+    costs = _cost(nodes, inputs, outputs, inits)
+    assert costs["mm1"].kernels == 1 and costs["sm"].kernels == 1 and costs["mm2"].kernels == 1
+
+
+def test_linear_bias_in_epilogue():
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"),
+             helper.make_node("Add", ["b", "y"], ["z"], name="add")]
+    inits = {"w": np.ones((16, 32), np.float32), "b": np.ones((32,), np.float32)}
+    costs = _cost(nodes, [("x", "float32", [4, 16]), ("w", "float32", [16, 32]), ("b", "float32", [32])],
+                  [("z", "float32", None)], inits)
+    assert costs["add"].kernels == 0 and costs["mm"].kernels == 1
+    # x 4*16 + w 16*32 + bias 32 elements at 2 bytes = (64 + 512 + 32) * 2 = 1216
+    assert costs["mm"].work.bytes_read == 1216
+
+
+def test_gelu_erf_chain_is_one_kernel():
+    nodes = [helper.make_node("Div", ["x", "r2"], ["d"], name="div"),
+             helper.make_node("Erf", ["d"], ["e"], name="erf"),
+             helper.make_node("Add", ["e", "one"], ["a"], name="add"),
+             helper.make_node("Mul", ["x", "a"], ["m"], name="mul"),
+             helper.make_node("Mul", ["m", "half"], ["y"], name="mul2")]
+    inits = {"r2": np.array(1.4142135, np.float32), "one": np.array(1.0, np.float32),
+             "half": np.array(0.5, np.float32)}
+    costs = _cost(nodes, [("x", "float32", [8, 64])], [("y", "float32", None)], inits)
+    assert sum(c.kernels for c in costs.values()) == 1
+    assert costs["mul2"].work.bytes_read == 8 * 64 * 2 and costs["mul2"].work.bytes_written == 8 * 64 * 2
+
+
+def test_silu_and_patterns_off():
+    nodes = [helper.make_node("Sigmoid", ["x"], ["s"], name="sig"), helper.make_node("Mul", ["x", "s"], ["y"], name="mul")]
+    inputs, outputs = [("x", "float32", [2, 8])], [("y", "float32", None)]
+    assert sum(c.kernels for c in _cost(nodes, inputs, outputs, {}).values()) == 1
+    assert sum(c.kernels for c in _cost(nodes, inputs, outputs, {}, patterns=False).values()) == 2
+
+
+def test_arithmetic_on_constants_launches_nothing():
+    nodes = [helper.make_node("Sqrt", ["c"], ["r"], name="sqrt"), helper.make_node("Mul", ["x", "r"], ["y"], name="mul")]
+    costs = _cost(nodes, [("x", "float32", [2, 8])], [("y", "float32", None)], {"c": np.array(4.0, np.float32)})
+    assert costs["sqrt"].kernels == 0 and costs["mul"].kernels == 1
