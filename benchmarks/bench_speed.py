@@ -8,7 +8,7 @@ profiling on the same file::
 
 Graphs: (a) the 2,000-node synthetic decoder of ``synth_transformer.py`` (``--layers 74 --d-model 256
 --heads 4 --d-ff 1024 --vocab 1000 --seq 128 --inline-weights``: weights inside the file, 313 MB);
-(b) the committed real graphs vit_b_16, swin_t, gpt2 and bert_base (torchscript exports). The committed
+(b) the committed real graphs vit_b_16, swin_t, gpt2, bert_base and resnet50 (torchscript exports). The committed
 graphs carry no weights (their external ``.data`` files were stripped): ``predict`` reads them as they
 are, onnx-tool cannot load them (``onnx.load`` wants the weights). So each real graph is also written
 with zero-filled weights inside the file, and both tools are timed on that copy: the ratio compares
@@ -36,7 +36,8 @@ sys.path.insert(0, str(HERE))
 from _measure import REPO, machine_info, measure, predict_cmd  # noqa: E402
 
 ONNX_DIR = REPO / "calibration" / "data" / "networks" / "onnx"
-REAL = ("vit_b_16.torchscript.onnx", "swin_t.torchscript.onnx", "gpt2.torchscript.onnx", "bert_base.torchscript.onnx")
+REAL = ("vit_b_16.torchscript.onnx", "swin_t.torchscript.onnx", "gpt2.torchscript.onnx", "bert_base.torchscript.onnx",
+        "resnet50.torchscript.onnx")
 SYNTH_ARGS = dict(layers=74, d_model=256, heads=4, d_ff=1024, vocab=1000, seq=128)
 
 # onnx-tool's profiling of one file, in its own process: argv = path, JSON {input: [shape, numpy dtype]}

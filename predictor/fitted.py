@@ -3,9 +3,12 @@
 Per kernel of a node of class C at precision P (parameters fitted on H200 measurements):
 
     t = t0[C,P] + max( sum_units FLOPs / (peak x eff_compute[C,P] x wave_eff),
-                       max_levels bytes_level / (BW_level x eff_memory[C,P]) )
+                       bytes_HBM / (BW_HBM x eff_memory[C,P]), bytes_L2 / BW_L2, bytes_L1 / BW_L1 )
 
-``wave_eff`` (GEMM/conv only) is the share of SMs busy in the last wave of 128x128 output tiles.
+``wave_eff`` (GEMM/conv only) is the share of SMs busy over the waves of 128x128 output tiles (K split
+when tiles are fewer than SMs), times K / (K + gemm_k_half): each tile's prologue and epilogue cost
+``gemm_k_half`` steps of its K loop; GEMM FLOPs are counted with tile padding (M to 128, N to 64), which
+the kernels execute (checked against ncu's tensor FLOPs, calibration/data/h200/ncu/report).
 Hidden kernels the runtime adds to a node (layout transforms around NCHW convolutions at 16-bit
 precision, casts) are costed as memory-bound copies of the node's input/output bytes. The network time
 is the sum over kernels plus the inter-kernel gap of a CUDA-graph replay. Ignores: kernel overlap across
@@ -58,6 +61,17 @@ def wave_efficiency(tiles: int, sm_count: int, k: int = 0) -> float:
     return tiles / (waves * sm_count)
 
 
+def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
+    """Executed over algorithmic FLOPs of a tiled GEMM (partial tiles run in full): >= 1."""
+    if gemm is None:
+        return 1.0
+    from .graph.traffic import padded_gemm_flops
+
+    b, m, n, k = gemm
+    useful = 2.0 * b * m * n * k
+    return padded_gemm_flops(gemm) / useful if useful > 0 else 1.0
+
+
 def gemm_tiles(gemm: tuple[int, int, int, int] | None) -> int:
     if gemm is None:
         return 0
@@ -74,6 +88,7 @@ class FittedCalibration:
         self.gpu = str(doc["gpu"])
         self.transferred_from = transferred_from
         self.kernel_gap_s = float(doc["kernel_gap_s"])
+        self.gemm_k_half = float(doc.get("gemm_k_half", 0.0))
         self.host = {k: float(v) for k, v in doc.get("host_dispatch_s", {}).items()}
         self.classes = {c: {p: ClassParams(**v) for p, v in by_p.items()} for c, by_p in doc["classes"].items()}
         self.hidden = {op: {p: [HiddenKernel(**h) for h in hs] for p, hs in by_p.items()}
@@ -89,8 +104,12 @@ class FittedCalibration:
     def _kernel_time(self, cost: OpCost, profile: MachineProfile, prm: ClassParams, kernels: int,
                      wave: float) -> tuple[float, dict[str, float]]:
         ideal = level_times_s(cost, profile, 0.0)
-        comp = ideal["compute"] / (prm.eff_compute * wave) if ideal["compute"] else 0.0
-        mem = {lv.value: ideal[lv.value] / prm.eff_memory for lv in MemLevel}
+        k = cost.work.gemm[3] if cost.work.gemm else 0
+        k_eff = k / (k + self.gemm_k_half) if k else 1.0
+        pad = tile_padding(cost.work.gemm)
+        comp = ideal["compute"] * pad / (prm.eff_compute * wave * k_eff) if ideal["compute"] else 0.0
+        # HBM at the class's achieved fraction; L1 and L2 at the ERT-measured cache bandwidths
+        mem = {lv.value: ideal[lv.value] / (prm.eff_memory if lv is MemLevel.HBM else 1.0) for lv in MemLevel}
         times = {"compute": comp, **mem, "latency": kernels * prm.t0_s}
         body = max([comp] + list(mem.values()))
         return kernels * prm.t0_s + body, times

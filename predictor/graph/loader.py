@@ -528,9 +528,13 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
         known = {i: known_values[i] for i in n.input if i in known_values}
         meta = {p.key: p.value for p in n.proto.metadata_props} if len(n.proto.metadata_props) else None
         nodes.append(Node(name=name, op_type=n.op_type, domain=n.domain, inputs=ins, outputs=outs,
-                          attrs=frozen_map(_attrs(n)), const_inputs=frozen_map(known),
+                          attrs=frozen_map(_attrs(n)) if n.attrs else _EMPTY,
+                          const_inputs=frozen_map(known) if known else _EMPTY,
                           scope=node_scope(n.name, meta)))
     return tuple(nodes)
+
+
+_EMPTY = frozen_map()  # shared by the nodes with no attributes / no known input values (read-only)
 
 
 def _unknown(infos: dict[str, TensorInfo], name: str, static: set[str]) -> TensorInfo:

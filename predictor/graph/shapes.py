@@ -72,9 +72,15 @@ class RawNode:
         self.output = list(proto.output)
         attrs = {}
         for a in proto.attribute:
-            reader = _ATTR_READERS.get(a.type)
-            if reader is not None:
-                attrs[a.name] = reader(a)
+            t = a.type
+            if t == 2:
+                attrs[a.name] = a.i
+            elif t == 7:
+                attrs[a.name] = list(a.ints)
+            else:
+                reader = _ATTR_READERS.get(t)
+                if reader is not None:
+                    attrs[a.name] = reader(a)
         self.attrs = attrs
 
 
