@@ -153,6 +153,7 @@ def main(argv=None) -> int:
         p, o = row.get("predict"), row.get("onnx_tool")
         if p and o and "error" not in p and "error" not in o:
             row["ratio_onnx_tool_over_predict"] = o["wall_s_median"] / p["wall_s_median"]
+            row["cpu_ratio_onnx_tool_over_predict"] = o["cpu_s_median"] / p["cpu_s_median"]
     committed = []
     if a.all_committed:
         for src in sorted(ONNX_DIR.glob("*.onnx")):
@@ -178,16 +179,19 @@ def main(argv=None) -> int:
 
 def markdown(result: dict) -> str:
     lines = ["| graph | nodes | predict, committed file (s) | predict, weights inline (s) | onnx-tool, weights inline (s) "
-             "| onnx-tool / predict |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+             "| onnx-tool / predict (wall) | (CPU) |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in result["rows"]:
-        ratio = r.get("ratio_onnx_tool_over_predict")
+        ratio, cpu = r.get("ratio_onnx_tool_over_predict"), r.get("cpu_ratio_onnx_tool_over_predict")
         lines.append(f"| {r['graph']} | {r['nodes']:,} | {_fmt(r.get('predict_committed'))} | {_fmt(r.get('predict'))} "
-                     f"| {_fmt(r.get('onnx_tool'))} | {f'{ratio:.1f}x' if ratio else '-'} |")
+                     f"| {_fmt(r.get('onnx_tool'))} | {f'{ratio:.1f}x' if ratio else '-'} | {f'{cpu:.1f}x' if cpu else '-'} |")
     fails = [r for r in result["rows"] if r.get("onnx_tool_committed") and "error" in r["onnx_tool_committed"]]
     if fails:
         lines.append("")
         lines.append(f"onnx-tool on the committed (weight-free) files: fails on {len(fails)} of {len(fails)} "
                      f"({fails[0]['onnx_tool_committed']['error'][:140]}...)")
+    inline_fails = [r for r in result["rows"] if r.get("onnx_tool") and "error" in r["onnx_tool"]]
+    for r in inline_fails:
+        lines.append(f"onnx-tool on {r['graph']} with weights inline fails: {r['onnx_tool']['error'][:120]}")
     if result.get("predict_all_committed"):
         lines += ["", "| committed graph | nodes | predict (s) | CPU (s) | peak RSS (MB) |", "| --- | ---: | ---: | ---: | ---: |"]
         for r in result["predict_all_committed"]:
@@ -199,8 +203,8 @@ def markdown(result: dict) -> str:
                              f"| {p['max_rss_mb']:.0f} |")
     m = result["machine"]
     lines.append("")
-    lines.append(f"Machine: {m.get('cpu', '?')}, {m.get('cpus')} CPUs, Python {m.get('python')}; "
-                 f"median of {result['repeat']} runs after a warm-up.")
+    lines.append(f"Machine: {m.get('cpu', '?')}, {m.get('cpus')} CPUs, Python {m.get('python')}, load average "
+                 f"{m.get('loadavg_at_start', ['?'])[0]} at the start; median of {result['repeat']} runs after a warm-up.")
     return "\n".join(lines)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUBCOMMANDS = ("calibrate",)
+SUBCOMMANDS = ("calibrate", "validate", "compare")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,7 +40,9 @@ def _positive_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="predict", description="Predict GPU time of an ONNX network on a hierarchical roofline. "
-                "Subcommands: 'predict calibrate ert --out FILE' (measure a GPU's ceilings).")
+                "Subcommands: 'predict calibrate ert --out FILE' (measure a GPU's ceilings), "
+                "'predict validate MODEL --gpu G --ncu SAMPLES.csv' (predicted vs measured), "
+                "'predict compare A.onnx [B.onnx] --gpu G [--vs-precision P | --vs-batch N | --vs-gpu G2]'.")
     p.add_argument("model", help="ONNX file (weights are never read)")
     p.add_argument("--gpu", required=True, help="bundled GPU name (v100, a100, h100, h200, ...) or profile .json")
     p.add_argument("--precision", default="fp32", help="fp32 | tf32 | fp16 | bf16 | fp8 | int8 (default fp32)")
@@ -54,6 +56,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
     p.add_argument("--uncalibrated", action="store_true", help="pure roofline on the profile's ceilings")
     p.add_argument("--calibration", metavar="FILE", help="a fitted calibration JSON instead of the bundled one")
+    p.add_argument("--plot", metavar="FILE", help="write the hierarchical roofline chart to FILE (.png or .svg) "
+                   "and the time-based roofline chart beside it (FILE with a -time suffix)")
+    return p
+
+
+def _common_args(p: argparse.ArgumentParser, formats=("table", "json")) -> None:
+    p.add_argument("--gpu", required=True, help="bundled GPU name or profile .json")
+    p.add_argument("--precision", default="fp32", help="fp32 | tf32 | fp16 | bf16 | fp8 | int8 (default fp32)")
+    p.add_argument("--batch", type=_positive_int, default=None, help="leading symbolic dim of every input")
+    p.add_argument("--shape", type=_shape_arg, action="append", default=[], metavar="NAME=D1,D2,...")
+    p.add_argument("--format", choices=formats, default="table")
+    p.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
+    p.add_argument("--top", type=_positive_int, default=15, help="ops listed in the table (default 15)")
+    p.add_argument("--uncalibrated", action="store_true", help="pure roofline on the profile's ceilings")
+    p.add_argument("--calibration", metavar="FILE", help="a fitted calibration JSON instead of the bundled one")
+    p.add_argument("--plot", metavar="FILE", help="charts: FILE (hierarchical roofline) and FILE-time (time-based)")
+
+
+def build_validate_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="predict validate", description="Predicted vs measured (Nsight Compute CSV) per op and network.")
+    p.add_argument("model", help="ONNX file the samples were measured from")
+    p.add_argument("--ncu", required=True, metavar="SAMPLES.csv", help="ncu --csv output (raw or details page)")
+    _common_args(p)
+    return p
+
+
+def build_compare_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="predict compare", description="Compare two models, or one model under two settings.")
+    p.add_argument("model", help="ONNX file A")
+    p.add_argument("model_b", nargs="?", help="ONNX file B (default: A again, under the --vs-* settings)")
+    _common_args(p)
+    p.add_argument("--vs-precision", metavar="P", help="B's precision (default: --precision)")
+    p.add_argument("--vs-batch", type=_positive_int, metavar="N", help="B's batch (default: --batch)")
+    p.add_argument("--vs-gpu", metavar="NAME", help="B's GPU (default: --gpu)")
     return p
 
 
@@ -89,7 +125,93 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from calibration.ert.cli import main as ert_main
 
         return ert_main(rest[1:])
+    if name == "validate":
+        return _validate(build_validate_parser().parse_args(rest))
+    if name == "compare":
+        return _compare(build_compare_parser().parse_args(rest))
     return 2
+
+
+def _calibration_for(args: argparse.Namespace, profile):
+    from .calibrate import Uncalibrated
+
+    if args.uncalibrated:
+        return Uncalibrated()
+    if args.calibration:
+        from .fitted import load_calibration
+
+        return load_calibration(args.calibration)
+    return _default_calibration(profile)
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            from .types import PredictorError
+
+            raise PredictorError(f"cannot write {output}: {e.strerror}") from None
+    else:
+        sys.stdout.write(text)
+
+
+def _check_plot(path: str | None) -> None:
+    if path:
+        from .plots.draw import check_plot_path
+
+        check_plot_path(path)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from .machine.profile import load_profile
+    from .plots import write_charts
+    from .validate import to_json, to_table, validate
+
+    _check_plot(args.plot)
+    profile = load_profile(args.gpu)
+    v = validate(args.model, profile, args.ncu, args.precision, args.batch,
+                 calibration=_calibration_for(args, profile), shapes=dict(args.shape))
+    _emit(to_json(v, profile) if args.format == "json" else to_table(v, profile, top=args.top), args.output)
+    if args.plot:
+        p = v.prediction
+        write_charts([v.predicted, v.measured], profile, p.precision, args.plot,
+                     title=f"{p.model} {p.precision} batch {p.batch} on {profile.name}: predicted (filled) "
+                           f"-> measured (hollow)")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import Side, compare, labels, to_json, to_table
+    from .machine.profile import load_profile
+    from .plots import write_charts
+    from .plots.data import series_from_prediction
+    from .predict import predict_file
+    from .types import PredictorError
+
+    if args.model_b is None and not (args.vs_precision or args.vs_batch or args.vs_gpu):
+        raise PredictorError("compare needs a second model or one of --vs-precision, --vs-batch, --vs-gpu")
+    _check_plot(args.plot)
+    shapes = dict(args.shape)
+    profile_a = load_profile(args.gpu)
+    profile_b = load_profile(args.vs_gpu) if args.vs_gpu else profile_a
+    prec_b = args.vs_precision or args.precision
+    batch_b = args.vs_batch or args.batch
+    model_b = args.model_b or args.model
+    pa = predict_file(args.model, profile_a, precision=args.precision, batch=args.batch, shapes=shapes,
+                      calibration=_calibration_for(args, profile_a))
+    pb = predict_file(model_b, profile_b, precision=prec_b, batch=batch_b, shapes=shapes,
+                      calibration=_calibration_for(args, profile_b))
+    desc = lambda p, prof: {"model": p.model, "gpu": prof.name, "precision": p.precision, "batch": p.batch}  # noqa: E731
+    la, lb = labels(desc(pa, profile_a), desc(pb, profile_b))
+    c = compare(Side(la, pa, profile_a), Side(lb, pb, profile_b))
+    _emit(to_json(c) if args.format == "json" else to_table(c, top=args.top), args.output)
+    if args.plot:
+        write_charts([series_from_prediction(pa, profile_a, la), series_from_prediction(pb, profile_b, lb)],
+                     profile_a, pa.precision, args.plot,
+                     title=f"{pa.model}: {la} (filled) -> {lb} (hollow), ceilings of {profile_a.name}")
+    return 0
 
 
 def _predict(args: argparse.Namespace) -> int:
@@ -99,6 +221,7 @@ def _predict(args: argparse.Namespace) -> int:
     from .report import to_csv, to_json, to_table
 
     shapes = dict(args.shape)
+    _check_plot(args.plot)
     profile = load_profile(args.gpu)
     if args.uncalibrated:
         calibration = Uncalibrated()
@@ -126,6 +249,12 @@ def _predict(args: argparse.Namespace) -> int:
             raise PredictorError(f"cannot write {args.output}: {e.strerror}") from None
     else:
         sys.stdout.write(text)
+    if args.plot:
+        from .plots import series_from_prediction, write_charts
+
+        write_charts([series_from_prediction(pred, profile)], profile, pred.precision, args.plot,
+                     title=f"{pred.model} {pred.precision} batch {pred.batch} on {profile.name} (predicted, "
+                           f"{pred.calibration})")
     return 0
 
 

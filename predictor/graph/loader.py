@@ -174,15 +174,16 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
     consts = _initial_consts(model)
     _drop_weight_data(model)
     infos = _collect_infos(model)
-    added, unknown = _complete_shapes(raw, infos, consts)
+    _, unknown = _complete_shapes(raw, infos, consts)
     recorded: set[str] = set()
-    for _ in range(MAX_INFER_ROUNDS):
+    for round_ in range(MAX_INFER_ROUNDS):
         if not unknown:
             break
         # ONNX inference knows ops we have no shape function for: hand it what we know, then go on
+        if round_ == 0:
+            _sort_proto(model, raw)
         _record_value_info(model, {k: v for k, v in infos.items() if k not in recorded and v.shape is not None})
         recorded.update(infos)
-        _sort_proto(model, raw)
         model = _infer(model)
         inferred = _collect_infos(model)
         gained = [k for k, v in inferred.items() if v.shape is not None and (k not in infos or infos[k].shape is None)]
@@ -190,7 +191,7 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
             break
         for k in gained:
             infos[k] = inferred[k]
-        added, unknown = _complete_shapes(raw, infos, consts)
+        _, unknown = _complete_shapes(raw, infos, consts)
     nodes = _build_nodes(raw, infos, consts, static)
     g = model.graph
 

@@ -175,6 +175,7 @@ def _small(shape) -> bool:
     return numel_of(shape) <= MAX_FOLD_ELEMS
 
 
+_BIG_ENDIAN = sys.byteorder == "big"  # ONNX stores raw data little-endian
 _ARRAY_CODES = {"float32": "f", "float64": "d", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H",
                 "int32": "i", "uint32": "I", "int64": "q", "uint64": "Q"}
 _TYPED_FIELD = {"float32": "float_data", "int32": "int32_data", "int64": "int64_data", "float64": "double_data",
@@ -184,18 +185,16 @@ _TYPED_FIELD = {"float32": "float_data", "int32": "int32_data", "int64": "int64_
 
 def tensor_value(t) -> Val | None:
     """The value of a TensorProto stored inside the file; None for external data or exotic types."""
-    if t.data_location == 1 or len(t.external_data):
+    if t.data_location == 1:
         return None
-    dims = tuple(int(d) for d in t.dims)
-    n = numel_of(dims)
+    dims = tuple(t.dims)
     dtype = ONNX_TYPE_NAMES.get(t.data_type, "unknown")
     raw = t.raw_data
     if raw:
         code = _ARRAY_CODES.get(dtype)
         if code is not None:
-            a = array(code)
-            a.frombytes(raw)
-            if sys.byteorder == "big":
+            a = array(code, raw)
+            if _BIG_ENDIAN:
                 a.byteswap()
             data = a.tolist()
         elif dtype == "bool":
@@ -216,7 +215,7 @@ def tensor_value(t) -> Val | None:
             data = list(struct.unpack(f"<{len(t.int32_data)}e", struct.pack(f"<{len(t.int32_data)}H", *t.int32_data)))
         else:
             return None
-    if len(data) != n:
+    if t.external_data or len(data) != numel_of(dims):
         return None
     return Val(dims, data, dtype)
 

@@ -312,7 +312,7 @@ class HierarchicalTraffic:
             if p.residency == "replay":
                 hbm = self._replay_hbm(node, work, i, life, window)
             else:
-                hbm = self._stream_hbm(node, work, produced_at, touched, window)
+                hbm = self._stream_hbm(node, work, produced_at, touched, window, elem_bytes)
             touched += compulsory
             for t in node.outputs:
                 if t.name:
@@ -322,16 +322,27 @@ class HierarchicalTraffic:
 
     @staticmethod
     def _stream_hbm(node: Node, work: OpWork, produced_at: dict[str, float], touched: float,
-                    window: float) -> float:
-        """Inputs still resident in L2 are not re-read from HBM; outputs are written back in full."""
+                    window: float, elem_bytes: int = 4) -> float:
+        """Inputs still resident in L2 are not re-read from HBM; outputs are written back in full.
+
+        An input the node reads several times (an RNN's recurrent weights once per time step) comes from
+        HBM once when it fits in the L2 window; the repeats hit L2. Ignores: eviction by the node's own
+        streaming traffic."""
         hbm_read = work.bytes_read
         if work.bytes_read > 0:
             resident = 0.0
             for t in node.inputs:
-                if t is None or t.name not in produced_at or t.shape is None:
+                if t is None or t.shape is None:
                     continue
-                if touched - produced_at[t.name] <= window:
-                    resident += work.input_bytes.get(t.name, 0.0)
+                read = work.input_bytes.get(t.name, 0.0)
+                if t.name in produced_at and touched - produced_at[t.name] <= window:
+                    resident += read
+                    continue
+                size = float(elem_bytes)
+                for d in t.shape:
+                    size *= d
+                if read > size > 0 and size <= window:
+                    resident += read - size
             hbm_read = max(work.bytes_read - resident, 0.0)
         return hbm_read + work.bytes_written
 

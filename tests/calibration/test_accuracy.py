@@ -22,8 +22,8 @@ def test_training_networks(summary):
 
 def test_held_out_networks(summary):
     assert summary["heldout"]["all"]["n"] >= 40
-    assert summary["heldout"]["all"]["median"] <= 0.14
-    assert summary["heldout"]["all"]["mape"] <= 0.23
+    assert summary["heldout"]["all"]["median"] <= 0.10
+    assert summary["heldout"]["all"]["mape"] <= 0.17
 
 
 def test_large_batch_fp32(summary):

@@ -121,3 +121,47 @@ def test_dynamo_style_functions_are_inlined():
     g = load_model_proto(m, batch=4)
     assert [n.op_type for n in g.nodes] == ["Relu"]
     assert g.nodes[0].outputs[0].shape == (4, 8)
+
+
+def test_big_file_scan_path_matches_direct_read(tmp_path, monkeypatch):
+    """A file above DIRECT_READ_BYTES is scanned without reading its big initializers; both paths load the same."""
+    from predictor.graph import protoscan
+
+    w = np.ones((128, 128), dtype=np.float32)  # 16,384 elements: above the loader's value limit
+    m = make_model([helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Reshape", ["y", "s"], ["z"])],
+                   [("x", "float32", ["N", 128])], [("z", "float32", None)],
+                   {"w": w, "s": np.array([-1, 64], dtype=np.int64)})
+    path = tmp_path / "inline.onnx"
+    onnx.save_model(m, str(path))
+    direct = load(str(path), batch=2)
+    monkeypatch.setattr(protoscan, "DIRECT_READ_BYTES", 0)
+    stripped = protoscan.read_model_bytes(str(path), 4096)
+    assert len(stripped) < 128 * 128 * 4  # the weight's values were skipped
+    scanned = load(str(path), batch=2)
+    assert [n.outputs[0].shape for n in scanned.nodes] == [n.outputs[0].shape for n in direct.nodes] == [(2, 128), (4, 64)]
+    assert scanned.nodes[0].inputs[1].is_initializer and scanned.nodes[0].inputs[1].shape == (128, 128)
+
+
+def test_mean_variance_normalization_gets_a_shape_and_a_cost():
+    from predictor.graph.cost import node_work
+    from predictor.precision import policy
+
+    m = make_model([helper.make_node("MeanVarianceNormalization", ["x"], ["y"]), helper.make_node("Relu", ["y"], ["z"])],
+                   [("x", "float32", ["N", 3, 8, 8])], [("z", "float32", None)], opset=13)
+    g = load_model_proto(m, batch=2)
+    assert g.nodes[0].outputs[0].shape == (2, 3, 8, 8)
+    assert node_work(g.nodes[1], policy("fp32")).kernels == 1
+    assert node_work(g.nodes[0], policy("fp32")).kernels == 8
+
+
+def test_weight_bytes_come_from_initializers_only():
+    from predictor.graph.cost import node_work
+    from predictor.precision import policy
+
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("MatMul", ["y", "v"], ["z"])]
+    m = make_model(nodes, [("x", "float32", ["N", 4]), ("v", "float32", [8, 2])], [("z", "float32", None)],
+                   {"w": np.ones((4, 8), np.float32)})
+    g = load_model_proto(m, batch=3)
+    pol = policy("fp32")
+    assert node_work(g.nodes[0], pol).weight_bytes == 4 * 8 * 4  # w: an initializer
+    assert node_work(g.nodes[1], pol).weight_bytes == 0  # v: a graph input, though 2-D like a weight

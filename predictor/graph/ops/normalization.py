@@ -126,7 +126,8 @@ def lrn(ctx: OpContext) -> OpWork:
 def mean_variance_norm(ctx: OpContext) -> OpWork:
     """5 FLOPs per element; 8 kernels (the ONNX function body); X read three times.
 
-    Y has X's shape (ONNX shape inference leaves it unknown for this function op).
+    Y has X's shape (the loader's shape function gives it; ONNX inference leaves this function op's
+    output unknown), so the output bytes come from X.
     """
     x_b = ctx.in_bytes(0)
     o_b = ctx.in_numel(0) * out_elem_bytes(ctx)

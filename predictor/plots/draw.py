@@ -1,0 +1,268 @@
+"""Thin drawing of the chart data (`predictor.plots.data`) with matplotlib's Agg backend.
+
+Nothing here computes a position: every coordinate comes from the frozen chart dataclasses, which the
+tests check. matplotlib is imported inside the functions (``predict`` without ``--plot`` never loads it).
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Sequence
+
+from ..types import PredictorError
+from .data import LEVEL_MARKERS, RooflineChart, TimeChart, class_color
+
+FORMATS = (".png", ".svg")
+_SERIES_STYLE = ({"filled": True, "alpha": 0.75}, {"filled": False, "alpha": 0.9})
+
+
+def time_path(path: str) -> str:
+    """'out/r.png' -> 'out/r-time.png': where the time-based chart of ``--plot`` goes."""
+    root, ext = os.path.splitext(path)
+    return f"{root}-time{ext}"
+
+
+def check_plot_path(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        raise PredictorError(f"--plot {path}: the file name must end in .png or .svg")
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise PredictorError(f"--plot {path}: no such directory {d}")
+    return ext
+
+
+def _plt():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=True)
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - matplotlib is a dependency
+        raise PredictorError("charts need matplotlib (pip install matplotlib)") from None
+    return plt
+
+
+def _scatter_kw(series_index: int, color: str, area: float) -> dict:
+    st = _SERIES_STYLE[min(series_index, 1)]
+    if st["filled"]:
+        return {"s": area, "c": color, "alpha": st["alpha"], "edgecolors": "white", "linewidths": 0.4}
+    return {"s": area, "facecolors": "none", "edgecolors": color, "alpha": st["alpha"], "linewidths": 1.2}
+
+
+def _angle(ax, x0, y0, x1, y1) -> float:
+    a = ax.transData.transform((x0, y0))
+    b = ax.transData.transform((x1, y1))
+    return math.degrees(math.atan2(b[1] - a[1], b[0] - a[0]))
+
+
+def _legends(fig, ax_anchor, classes: Sequence[str], series: Sequence[str], keys, extra_handles=(), *,
+             x: float = 0.745):
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker="o", ls="", color=class_color(c), label=c, markersize=7) for c in classes]
+    leg = fig.legend(handles=handles, title="op class", loc="upper left", bbox_to_anchor=(x, 0.93),
+                     fontsize=8, title_fontsize=9, frameon=False, ncol=2)
+    fig.add_artist(leg)
+    handles2 = list(extra_handles)
+    for i, s in enumerate(series[:2]):
+        filled = i == 0
+        handles2.append(Line2D([], [], marker="o", ls="", markerfacecolor="0.4" if filled else "none",
+                               markeredgecolor="0.4", color="0.4", label=s, markersize=7))
+    if handles2:
+        leg2 = fig.legend(handles=handles2, loc="upper left", bbox_to_anchor=(x, 0.70), fontsize=8, frameon=False)
+        fig.add_artist(leg2)
+    if keys:
+        text = "top ops by time\n" + "\n".join(f"{k.label}  {k.text}" for k in keys)
+        fig.text(x + 0.005, 0.40, text, fontsize=7.5, va="top", ha="left", family="monospace")
+
+
+def draw_roofline(chart: RooflineChart, path: str | None = None):
+    """The hierarchical roofline figure; saved to `path` when given. Returns the figure."""
+    plt = _plt()
+    from matplotlib.lines import Line2D
+
+    fig = plt.figure(figsize=(13, 7))
+    ax = fig.add_axes((0.07, 0.09, 0.64, 0.82))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*chart.xlim)
+    ax.set_ylim(*chart.ylim)
+    ax.set_xlabel("arithmetic intensity (FLOP / byte at L1, L2, HBM)")
+    ax.set_ylabel("attainable FLOP/s")
+    ax.set_title(chart.title, fontsize=11)
+    ax.grid(True, which="major", alpha=0.25)
+    comp = [c for c in chart.ceilings if c.kind == "compute"]
+    mem = [c for c in chart.ceilings if c.kind == "memory"]
+    top = max(c.value for c in comp)
+    x0, x1 = chart.xlim
+    for i, c in enumerate(comp):
+        start = c.value / max(m.value for m in mem)
+        ax.plot([start, x1], [c.value, c.value], color="0.25", lw=1.4 if i == 0 else 1.0,
+                ls="-" if i == 0 else "--", zorder=1)
+        ax.text(x1 / 1.15, c.value * 1.07, c.label, ha="right", va="bottom", fontsize=8, color="0.2")
+    for m, color in zip(mem, ("#2c7fb8", "#41ab5d", "#d95f0e")):
+        xe = top / m.value
+        ax.plot([x0, xe], [m.value * x0, top], color=color, lw=1.4, zorder=1)
+        # label along the roof, near its lower left end, inside the axes
+        lx = max(x0 * 1.6, chart.ylim[0] * 3 / m.value)
+        if lx * m.value < top / 3:
+            ax.text(lx, m.value * lx * 1.25, m.label, rotation=_angle(ax, lx, m.value * lx, lx * 10, m.value * lx * 10),
+                    rotation_mode="anchor", fontsize=8, color=color, ha="left", va="bottom")
+    series_index = {s: i for i, s in enumerate(chart.series)}
+    for p in chart.points:
+        i = series_index[p.series]
+        xs = sorted(p.intensity.values())
+        ax.plot(xs, [p.flops_per_s] * len(xs), color=p.color, lw=0.7, alpha=0.45 if i == 0 else 0.6,
+                ls="-" if i == 0 else ":", zorder=2)
+        for lv, x in p.intensity.items():
+            kw = _scatter_kw(i, p.color, p.area)
+            ax.scatter([x], [p.flops_per_s], marker=LEVEL_MARKERS[lv], zorder=3, **kw)
+    for n in chart.networks:
+        i = series_index[n.series]
+        xs = sorted(n.intensity.values())
+        ax.plot(xs, [n.flops_per_s] * len(xs), color="black", lw=1.2, ls="--" if i == 0 else ":", zorder=4)
+        ax.scatter(xs, [n.flops_per_s] * len(xs), marker="*", s=220, zorder=5,
+                   facecolors="black" if i == 0 else "white", edgecolors="black", linewidths=1.0)
+    if chart.networks:
+        n = chart.networks[0]
+        ax.annotate("network", (max(n.intensity.values()), n.flops_per_s), xytext=(10, -3),
+                    textcoords="offset points", fontsize=8.5, fontweight="bold")
+    for a in chart.arrows:
+        ax.annotate("", xy=a.end, xytext=a.start, zorder=6,
+                    arrowprops={"arrowstyle": "->", "color": "black" if a.name == "network" else "0.35",
+                                "lw": 1.0, "shrinkA": 3, "shrinkB": 3})
+    for p in chart.points:
+        if p.label:
+            anchor = next((p.intensity[lv], p.flops_per_s) for lv in ("HBM", "L2", "L1") if lv in p.intensity)
+            ax.annotate(p.label, anchor, xytext=p.label_offset, textcoords="offset points", fontsize=8,
+                        fontweight="bold", zorder=7,
+                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "0.6", "lw": 0.5, "alpha": 0.85})
+    classes = sorted({p.op_class for p in chart.points})
+    level_handles = [Line2D([], [], marker=m, ls="", color="0.4", label=f"at {lv}", markersize=7)
+                     for lv, m in LEVEL_MARKERS.items()]
+    level_handles.append(Line2D([], [], marker="*", ls="--", color="black", label="network", markersize=10))
+    _legends(fig, ax, classes, chart.series if len(chart.series) > 1 else (), chart.keys, level_handles)
+    note = "marker area: share of time; one op = three points (L1, L2, HBM) at its achieved FLOP/s"
+    if any(chart.omitted.values()):
+        note += "; not shown (no FLOPs): " + ", ".join(f"{v} {k}" for k, v in chart.omitted.items())
+    fig.text(0.07, 0.015, note, fontsize=7.5, color="0.35")
+    if path:
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+    return fig
+
+
+def draw_time(chart: TimeChart, path: str | None = None):
+    """The time-based roofline (left) and time vs FLOPs / time vs HBM bytes (right)."""
+    plt = _plt()
+    import numpy as np
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
+
+    fig = plt.figure(figsize=(15, 7.5))
+    ax = fig.add_axes((0.055, 0.09, 0.42, 0.78))
+    axf = fig.add_axes((0.575, 0.57, 0.17, 0.30))
+    axb = fig.add_axes((0.575, 0.09, 0.17, 0.30))
+    for a in (ax, axf, axb):
+        a.set_xscale("log")
+        a.set_yscale("log")
+        a.grid(True, which="major", alpha=0.25)
+    ax.set_xlim(*chart.xlim)
+    ax.set_ylim(*chart.ylim)
+    ax.set_xlabel("bytes moved at HBM")
+    ax.set_ylabel("FLOPs")
+    fig.suptitle(chart.title, fontsize=11, x=0.4, y=0.985)
+    bw, peak = chart.bandwidth, chart.peak
+    sec_x = ax.secondary_xaxis("top", functions=(lambda b: np.maximum(b, 1e-30) / bw * 1e6,
+                                                 lambda t: np.maximum(t, 1e-30) * bw / 1e6))
+    sec_x.set_xlabel(f"time at HBM bandwidth, bytes / {bw / 1e12:.3g} TB/s (us)", fontsize=9)
+    sec_y = ax.secondary_yaxis("right", functions=(lambda f: np.maximum(f, 1e-30) / peak * 1e6,
+                                                   lambda t: np.maximum(t, 1e-30) * peak / 1e6))
+    sec_y.set_ylabel(f"time at peak, FLOPs / {peak / 1e12:.3g} TFLOP/s (us)", fontsize=9)
+    x0, x1 = chart.xlim
+    for i, d in enumerate(chart.diagonals):
+        ax.plot([x0, x1], [d.balance * x0, d.balance * x1], color="0.35", lw=1.0, ls="--" if i == 0 else ":",
+                zorder=1)
+        # label where the diagonal is inside the axes, toward its upper end
+        lx = min(x1 / 4, chart.ylim[1] / 4 / d.balance)
+        if lx > x0 and d.balance * lx > chart.ylim[0]:
+            ax.text(lx, d.balance * lx, d.label, fontsize=7.5, color="0.3", ha="right", va="bottom",
+                    rotation=_angle(ax, lx, d.balance * lx, lx * 10, d.balance * lx * 10), rotation_mode="anchor")
+    for box, shade in zip(chart.launch_boxes, ("0.93", "0.82")):
+        ax.add_patch(Rectangle((chart.xlim[0], chart.ylim[0]), box.bytes - chart.xlim[0], box.flops - chart.ylim[0],
+                               facecolor=shade, edgecolor="0.55", lw=0.8, zorder=0))
+        ax.text(chart.xlim[0] * 1.3, box.flops / 1.15, f"{box.label} {box.invocations} x {box.overhead_s * 1e6:.2g} us",
+                fontsize=7.5, ha="left", va="top", color="0.3")
+    box = chart.launch_boxes[0]
+    series_index = {s: i for i, s in enumerate(chart.series)}
+    for p in chart.points:
+        i = series_index[p.series]
+        ax.plot([p.bytes, p.vertex[0]], [p.flops, p.vertex[1]], color=p.color, lw=0.8,
+                alpha=0.5 if i == 0 else 0.35, ls="-" if i == 0 else ":", zorder=2)
+        ax.scatter([p.bytes], [p.flops], zorder=3, **_scatter_kw(i, p.color, p.area))
+        ax.scatter([p.vertex[0]], [p.vertex[1]], marker="|" if p.compute_side else "_", s=25, color=p.color,
+                   alpha=0.6, zorder=2)
+    for a in chart.arrows:
+        ax.annotate("", xy=a.end, xytext=a.start, zorder=6,
+                    arrowprops={"arrowstyle": "->", "color": "0.3", "lw": 1.0, "shrinkA": 3, "shrinkB": 3})
+    for p in chart.points:
+        if p.label:
+            ax.annotate(p.label, (p.bytes, p.flops), xytext=p.label_offset, textcoords="offset points", fontsize=8,
+                        fontweight="bold", zorder=7,
+                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "0.6", "lw": 0.5, "alpha": 0.85})
+    # time vs FLOPs, time vs bytes
+    tp = chart.time_points
+    for p in tp:
+        i = series_index[p.series]
+        kw = _scatter_kw(i, p.color, max(8.0, p.area / 3))
+        if p.flops > 0:
+            axf.scatter([p.flops], [p.time_s], **kw)
+        if p.bytes > 0:
+            axb.scatter([p.bytes], [p.time_s], **kw)
+    times = [p.time_s for p in tp] or [1e-6]
+    tlo = 10 ** math.floor(math.log10(min(min(times), *(b.overhead_s for b in chart.launch_boxes)) / 1.5))
+    thi = 10 ** math.ceil(math.log10(max(times) * 1.5))
+    flo = [p.flops for p in tp if p.flops > 0] or [1.0]
+    blo = [p.bytes for p in tp if p.bytes > 0] or [1.0]
+    fx = np.logspace(math.floor(math.log10(min(flo))), math.ceil(math.log10(max(flo))), 50)
+    bx = np.logspace(math.floor(math.log10(min(blo))), math.ceil(math.log10(max(blo))), 50)
+    for c, ls in zip([c for c in chart.ceilings if c.kind == "compute"], ("-", "--", ":", "-.")):
+        axf.plot(fx, fx / c.value, color="0.3", lw=0.9, ls=ls, label=f"FLOPs / {c.label}")
+    axb.plot(bx, bx / bw, color="#d95f0e", lw=0.9, label=f"bytes / HBM {bw / 1e12:.3g} TB/s")
+    for a in (axf, axb):
+        for b, ls in zip(chart.launch_boxes, (":", "-.")):
+            a.axhline(b.overhead_s, color="0.5", lw=0.8, ls=ls, label=f"{b.label} {b.overhead_s * 1e6:.2g} us")
+        a.set_ylim(tlo, thi)
+        a.set_ylabel("time (s)")
+        a.legend(fontsize=6.5, loc="upper left", frameon=False)
+    axf.set_xlim(fx[0], fx[-1])
+    axb.set_xlim(bx[0], bx[-1])
+    axf.set_xlabel("FLOPs")
+    axb.set_xlabel("bytes at HBM")
+    axf.set_title("time vs FLOPs", fontsize=9)
+    axb.set_title("time vs HBM bytes", fontsize=9)
+    classes = sorted({p.op_class for p in tp})
+    extra = [Line2D([], [], color="0.4", lw=0.8, label="op -> its vertex at time T (above ideal)")]
+    _legends(fig, ax, classes, chart.series if len(chart.series) > 1 else (), chart.keys, extra, x=0.77)
+    note = "marker area: share of time"
+    if any(chart.omitted.values()):
+        note += "; left panel omits ops without FLOPs or HBM bytes: " + ", ".join(
+            f"{v} {k}" for k, v in chart.omitted.items())
+    fig.text(0.055, 0.015, note, fontsize=7.5, color="0.35")
+    if path:
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+    return fig
+
+
+def save_charts(roofline: RooflineChart, timed: TimeChart, path: str) -> tuple[str, str]:
+    """Write the hierarchical chart to `path` and the time-based one beside it (``-time`` suffix)."""
+    check_plot_path(path)
+    second = time_path(path)
+    try:
+        draw_roofline(roofline, path)
+        draw_time(timed, second)
+    except OSError as e:
+        raise PredictorError(f"cannot write {path}: {e.strerror or e}") from None
+    return path, second
