@@ -209,7 +209,7 @@ def _compare(args: argparse.Namespace) -> int:
     _emit(to_json(c) if args.format == "json" else to_table(c, top=args.top), args.output)
     if args.plot:
         write_charts([series_from_prediction(pa, profile_a, la), series_from_prediction(pb, profile_b, lb)],
-                     profile_a, pa.precision, args.plot,
+                     profile_a, (pa.precision, pb.precision), args.plot,
                      title=f"{pa.model}: {la} (filled) -> {lb} (hollow), ceilings of {profile_a.name}")
     return 0
 

@@ -124,7 +124,10 @@ def read_model(path: str) -> onnx.ModelProto:
     model = onnx_pb().ModelProto()
     try:
         model.ParseFromString(data)
-    except Exception:
+    except Exception as e:
+        if "depth" in str(e).lower() or isinstance(e, RecursionError):
+            raise PredictorError(f"{path} nests subgraphs (If/Loop/Scan bodies) deeper than protobuf parses "
+                                 "(about 30 levels)") from None
         raise PredictorError(f"{path} is not a valid ONNX model (corrupt or truncated protobuf)") from None
     if not model.HasField("graph") or len(model.graph.node) == 0:
         raise PredictorError(f"{path} holds no ONNX graph with nodes (not an ONNX model, or empty)")
@@ -248,6 +251,11 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
             for k, d in enumerate(tt.shape.dim):
                 if d.HasField("dim_value") and d.dim_value > 0:
                     dims.append(int(d.dim_value))
+                elif d.HasField("dim_value") and not (k == 0 and d.dim_value in (0, -1)):
+                    # 0 or -1 on the leading axis is how some exporters mark a dynamic batch
+                    raise PredictorError(
+                        f"input '{inp.name}': dimension {d.dim_value} at axis {k} out of range (1..2**40); "
+                        f"bind it with --shape {inp.name}=D1,D2,...")
                 elif k == 0:
                     dims.append(1 if batch is None else batch)
                 else:

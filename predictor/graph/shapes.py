@@ -192,6 +192,8 @@ def tensor_value(t) -> Val | None:
     raw = t.raw_data
     if raw:
         code = _ARRAY_CODES.get(dtype)
+        if len(raw) % (array(code).itemsize if code is not None else 2 if dtype in ("float16", "bfloat16") else 1):
+            return None  # corrupt: not a whole number of elements
         if code is not None:
             a = array(code, raw)
             if _BIG_ENDIAN:
@@ -212,6 +214,8 @@ def tensor_value(t) -> Val | None:
             if dtype == "bool":
                 data = [x != 0 for x in data]
         elif dtype == "float16":  # bit patterns in int32_data
+            if any(not 0 <= x <= 0xFFFF for x in t.int32_data):
+                return None  # corrupt: not 16-bit patterns
             data = list(struct.unpack(f"<{len(t.int32_data)}e", struct.pack(f"<{len(t.int32_data)}H", *t.int32_data)))
         else:
             return None

@@ -9,7 +9,7 @@ from .data import (OpSample, RooflineChart, Series, TimeChart, roofline_chart, s
                    time_chart, vertex)
 
 
-def write_charts(series, profile, precision: str, path: str, title: str = "") -> tuple[str, str]:
+def write_charts(series, profile, precision, path: str, title: str = "") -> tuple[str, str]:
     """Build both charts of `series` and write them: `path` and `path` with a ``-time`` suffix."""
     from .draw import check_plot_path, save_charts
 

@@ -163,15 +163,21 @@ def _si(x: float, unit: str) -> str:
     return f"{x:.3g} {unit}"
 
 
-def compute_ceilings(profile: MachineProfile, precision: str, series: Sequence[Series] = (),
+def _precisions(precision: str | Sequence[str]) -> tuple[str, ...]:
+    return (precision,) if isinstance(precision, str) else tuple(precision)
+
+
+def compute_ceilings(profile: MachineProfile, precision: str | Sequence[str], series: Sequence[Series] = (),
                      min_share: float = 0.01) -> tuple[Ceiling, ...]:
-    """Every compute ceiling of the precision in use: CUDA-core and tensor of the policy's matmul and
+    """Every compute ceiling of the precision(s) in use: CUDA-core and tensor of each policy's matmul and
     vector precisions, plus any (precision, unit) carrying >= min_share of a series' FLOPs. Highest first."""
     from ..precision import policy
 
-    pol = policy(precision)
-    keys = {pol.matmul, pol.vector, (pol.matmul[0], Unit.CUDA), (pol.matmul[0], Unit.TENSOR),
-            (pol.vector[0], Unit.CUDA)}
+    keys = set()
+    for name in _precisions(precision):
+        pol = policy(name)
+        keys |= {pol.matmul, pol.vector, (pol.matmul[0], Unit.CUDA), (pol.matmul[0], Unit.TENSOR),
+                 (pol.vector[0], Unit.CUDA)}
     for s in series:
         total = sum(s.network.flops_by_unit.values()) or 1.0
         for (p, u), f in s.network.flops_by_unit.items():
@@ -194,11 +200,11 @@ def memory_ceilings(profile: MachineProfile) -> tuple[Ceiling, ...]:
                  for lv in MemLevel)
 
 
-def primary_peak(profile: MachineProfile, precision: str) -> float:
-    """The peak of the precision's matmul path (tensor cores where the policy uses them)."""
+def primary_peak(profile: MachineProfile, precision: str | Sequence[str]) -> float:
+    """The peak of the (first) precision's matmul path (tensor cores where the policy uses them)."""
     from ..precision import policy
 
-    pol = policy(precision)
+    pol = policy(_precisions(precision)[0])
     return profile.peak(*pol.matmul) or profile.peak(Precision.FP32, Unit.CUDA)
 
 
@@ -212,15 +218,19 @@ def _bounds(values: Iterable[float], pad: float = 2.0) -> tuple[float, float]:
 
 
 def place_labels(positions: Sequence[tuple[float, float]], xlim: tuple[float, float], ylim: tuple[float, float],
-                 size: tuple[float, float] = (560.0, 380.0)) -> tuple[tuple[float, float], ...]:
-    """Offsets (points) for labels at log-axis `positions` so that no two labels overlap: greedy over
-    eight directions around each point, in an axes box of `size` points. Pure; same input, same output."""
+                 size: tuple[float, float] = (560.0, 380.0),
+                 avoid: Sequence[tuple[float, float]] = ()) -> tuple[tuple[float, float], ...]:
+    """Offsets (points) for labels at log-axis `positions` so that no two labels overlap, nor cover another
+    labelled point or an `avoid` point (network markers): greedy over eight directions around each point,
+    in an axes box of `size` points. Pure; same input, same output."""
     cands = ((7, 7), (7, -13), (-15, 7), (-15, -13), (11, -3), (-19, -3), (-4, 11), (-4, -17))
     lx = (math.log10(xlim[0]), math.log10(xlim[1]))
     ly = (math.log10(ylim[0]), math.log10(ylim[1]))
     placed: list[tuple[float, float]] = []
     anchors = [((math.log10(x) - lx[0]) / (lx[1] - lx[0]) * size[0], (math.log10(y) - ly[0]) / (ly[1] - ly[0]) * size[1])
                for x, y in positions]
+    others = anchors + [((math.log10(x) - lx[0]) / (lx[1] - lx[0]) * size[0],
+                         (math.log10(y) - ly[0]) / (ly[1] - ly[0]) * size[1]) for x, y in avoid]
     out = []
     for ax, ay in anchors:
         best, best_d = cands[0], -1.0
@@ -228,7 +238,7 @@ def place_labels(positions: Sequence[tuple[float, float]], xlim: tuple[float, fl
             cx, cy = ax + dx, ay + dy
             # distance to the nearest label already placed and to every other point's anchor
             d = min([math.hypot(cx - px, cy - py) for px, py in placed] +
-                    [math.hypot(cx - qx, cy - qy) + 4.0 for qx, qy in anchors if (qx, qy) != (ax, ay)] + [1e9])
+                    [math.hypot(cx - qx, cy - qy) + 4.0 for qx, qy in others if (qx, qy) != (ax, ay)] + [1e9])
             if d >= 12.0:
                 best = (dx, dy)
                 break
@@ -295,7 +305,7 @@ def label_anchor(p: RooflinePoint) -> tuple[float, float] | None:
     return None
 
 
-def roofline_chart(series: Sequence[Series], profile: MachineProfile, precision: str, title: str = "",
+def roofline_chart(series: Sequence[Series], profile: MachineProfile, precision: str | Sequence[str], title: str = "",
                    top: int = TOP_LABELS, arrows: int = TOP_ARROWS) -> RooflineChart:
     ceilings = compute_ceilings(profile, precision, series) + memory_ceilings(profile)
     points: list[RooflinePoint] = []
@@ -333,7 +343,8 @@ def roofline_chart(series: Sequence[Series], profile: MachineProfile, precision:
             keys.append(LabelKey(str(len(labelled)), _key_text(o, total)))
             if len(labelled) == top:
                 break
-    offsets = place_labels([label_anchor(p) for p in labelled], xlim, ylim)
+    offsets = place_labels([label_anchor(p) for p in labelled], xlim, ylim,
+                           avoid=[(x, n.flops_per_s) for n in networks for x in n.intensity.values()])
     relabel = {(p.series, p.name): (k.label, off) for p, k, off in zip(labelled, keys, offsets)}
     points = [_with_label(p, relabel.get((p.series, p.name))) for p in points]
     links = _arrows(series, {(p.series, p.name): label_anchor(p) for p in points}, arrows)
@@ -442,12 +453,12 @@ def time_point(o: OpSample, series: str, total: float, bw: float, default_peak: 
                      peak, v, side, max(o.flops / peak, nbytes / bw), share, marker_area(share))
 
 
-def time_chart(series: Sequence[Series], profile: MachineProfile, precision: str, title: str = "",
+def time_chart(series: Sequence[Series], profile: MachineProfile, precision: str | Sequence[str], title: str = "",
                top: int = TOP_LABELS, arrows: int = TOP_ARROWS, invocations: int = 1) -> TimeChart:
     bw = profile.bandwidth(MemLevel.HBM)
     peak = primary_peak(profile, precision)
     comp = compute_ceilings(profile, precision, series)
-    diagonals = tuple(Diagonal(f"balance {c.label.rsplit(' ', 2)[0]} ({c.value / bw:.0f} FLOP/B)", c.value / bw)
+    diagonals = tuple(Diagonal(f"{c.label.rsplit(' ', 2)[0]} balance {c.value / bw:.0f} FLOP/B", c.value / bw)
                       for c in comp)
     boxes = tuple(LaunchBox(label, invocations, t, invocations * t * bw, invocations * t * peak)
                   for label, t in (("eager launch", profile.launch_overhead_s),

@@ -43,7 +43,7 @@ def _plt():
     return plt
 
 
-def _scatter_kw(series_index: int, color: str, area: float) -> dict:
+def _scatter_kw(series_index: int, color, area) -> dict:
     st = _SERIES_STYLE[min(series_index, 1)]
     if st["filled"]:
         return {"s": area, "c": color, "alpha": st["alpha"], "edgecolors": "white", "linewidths": 0.4}
@@ -80,6 +80,7 @@ def _legends(fig, ax_anchor, classes: Sequence[str], series: Sequence[str], keys
 def draw_roofline(chart: RooflineChart, path: str | None = None):
     """The hierarchical roofline figure; saved to `path` when given. Returns the figure."""
     plt = _plt()
+    from matplotlib.collections import LineCollection
     from matplotlib.lines import Line2D
 
     fig = plt.figure(figsize=(13, 7))
@@ -96,11 +97,16 @@ def draw_roofline(chart: RooflineChart, path: str | None = None):
     mem = [c for c in chart.ceilings if c.kind == "memory"]
     top = max(c.value for c in comp)
     x0, x1 = chart.xlim
+    prev = None
     for i, c in enumerate(comp):
         start = c.value / max(m.value for m in mem)
         ax.plot([start, x1], [c.value, c.value], color="0.25", lw=1.4 if i == 0 else 1.0,
                 ls="-" if i == 0 else "--", zorder=1)
-        ax.text(x1 / 1.15, c.value * 1.07, c.label, ha="right", va="bottom", fontsize=8, color="0.2")
+        # a ceiling within 35% of the one above it gets its label under the line
+        below = prev is not None and prev / c.value < 1.35
+        ax.text(x1 / 1.15, c.value / 1.07 if below else c.value * 1.07, c.label, ha="right",
+                va="top" if below else "bottom", fontsize=8, color="0.2")
+        prev = c.value
     for m, color in zip(mem, ("#2c7fb8", "#41ab5d", "#d95f0e")):
         xe = top / m.value
         ax.plot([x0, xe], [m.value * x0, top], color=color, lw=1.4, zorder=1)
@@ -110,24 +116,22 @@ def draw_roofline(chart: RooflineChart, path: str | None = None):
             ax.text(lx, m.value * lx * 1.25, m.label, rotation=_angle(ax, lx, m.value * lx, lx * 10, m.value * lx * 10),
                     rotation_mode="anchor", fontsize=8, color=color, ha="left", va="bottom")
     series_index = {s: i for i, s in enumerate(chart.series)}
-    for p in chart.points:
-        i = series_index[p.series]
-        xs = sorted(p.intensity.values())
-        ax.plot(xs, [p.flops_per_s] * len(xs), color=p.color, lw=0.7, alpha=0.45 if i == 0 else 0.6,
-                ls="-" if i == 0 else ":", zorder=2)
-        for lv, x in p.intensity.items():
-            kw = _scatter_kw(i, p.color, p.area)
-            ax.scatter([x], [p.flops_per_s], marker=LEVEL_MARKERS[lv], zorder=3, **kw)
+    for i, s in enumerate(chart.series):
+        pts = [p for p in chart.points if p.series == s]
+        segs = [[(x, p.flops_per_s) for x in sorted(p.intensity.values())] for p in pts if len(p.intensity) > 1]
+        ax.add_collection(LineCollection(segs, colors=[p.color for p in pts if len(p.intensity) > 1], linewidths=0.7,
+                                         alpha=0.45 if i == 0 else 0.6, linestyles="-" if i == 0 else ":", zorder=2))
+        for lv, marker in LEVEL_MARKERS.items():
+            sel = [p for p in pts if lv in p.intensity]
+            if sel:
+                ax.scatter([p.intensity[lv] for p in sel], [p.flops_per_s for p in sel], marker=marker, zorder=3,
+                           **_scatter_kw(i, [p.color for p in sel], [p.area for p in sel]))
     for n in chart.networks:
         i = series_index[n.series]
         xs = sorted(n.intensity.values())
         ax.plot(xs, [n.flops_per_s] * len(xs), color="black", lw=1.2, ls="--" if i == 0 else ":", zorder=4)
         ax.scatter(xs, [n.flops_per_s] * len(xs), marker="*", s=220, zorder=5,
                    facecolors="black" if i == 0 else "white", edgecolors="black", linewidths=1.0)
-    if chart.networks:
-        n = chart.networks[0]
-        ax.annotate("network", (max(n.intensity.values()), n.flops_per_s), xytext=(10, -3),
-                    textcoords="offset points", fontsize=8.5, fontweight="bold")
     for a in chart.arrows:
         ax.annotate("", xy=a.end, xytext=a.start, zorder=6,
                     arrowprops={"arrowstyle": "->", "color": "black" if a.name == "network" else "0.35",
@@ -157,6 +161,7 @@ def draw_time(chart: TimeChart, path: str | None = None):
     """The time-based roofline (left) and time vs FLOPs / time vs HBM bytes (right)."""
     plt = _plt()
     import numpy as np
+    from matplotlib.collections import LineCollection
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
 
@@ -180,29 +185,53 @@ def draw_time(chart: TimeChart, path: str | None = None):
     sec_y = ax.secondary_yaxis("right", functions=(lambda f: np.maximum(f, 1e-30) / peak * 1e6,
                                                    lambda t: np.maximum(t, 1e-30) * peak / 1e6))
     sec_y.set_ylabel(f"time at peak, FLOPs / {peak / 1e12:.3g} TFLOP/s (us)", fontsize=9)
+    # minor ticks only on the main axes (each log tick is an artist: drawing time)
+    from matplotlib.ticker import NullLocator
+
+    for a in (sec_x.xaxis, sec_y.yaxis, axf.xaxis, axf.yaxis, axb.xaxis, axb.yaxis):
+        a.set_minor_locator(NullLocator())
     x0, x1 = chart.xlim
-    for i, d in enumerate(chart.diagonals):
-        ax.plot([x0, x1], [d.balance * x0, d.balance * x1], color="0.35", lw=1.0, ls="--" if i == 0 else ":",
-                zorder=1)
-        # label where the diagonal is inside the axes, toward its upper end
-        lx = min(x1 / 4, chart.ylim[1] / 4 / d.balance)
-        if lx > x0 and d.balance * lx > chart.ylim[0]:
-            ax.text(lx, d.balance * lx, d.label, fontsize=7.5, color="0.3", ha="right", va="bottom",
+    groups: list[list] = []
+    for d in sorted(chart.diagonals, key=lambda d: -d.balance):
+        if groups and groups[-1][0].balance / d.balance < 1.35:
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+    for gi, group in enumerate(groups):
+        for d in group:
+            ax.plot([x0, x1], [d.balance * x0, d.balance * x1], color="0.35", lw=1.0, ls="--" if gi == 0 else ":",
+                    zorder=1)
+        d = group[0]
+        label = d.label if len(group) == 1 else " = ".join(g.label.split(" balance")[0] for g in group) + \
+            f" balance ~{d.balance:.0f} FLOP/B"
+        # label near the lower left end of the diagonal, inside the axes
+        lx = max(x0 * 3, chart.ylim[0] * 4 / d.balance)
+        if lx < x1 / 10:
+            ax.text(lx, d.balance * lx * 1.15, label, fontsize=7.5, color="0.25", ha="left", va="bottom", zorder=5,
+                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7},
                     rotation=_angle(ax, lx, d.balance * lx, lx * 10, d.balance * lx * 10), rotation_mode="anchor")
     for box, shade in zip(chart.launch_boxes, ("0.93", "0.82")):
         ax.add_patch(Rectangle((chart.xlim[0], chart.ylim[0]), box.bytes - chart.xlim[0], box.flops - chart.ylim[0],
                                facecolor=shade, edgecolor="0.55", lw=0.8, zorder=0))
-        ax.text(chart.xlim[0] * 1.3, box.flops / 1.15, f"{box.label} {box.invocations} x {box.overhead_s * 1e6:.2g} us",
-                fontsize=7.5, ha="left", va="top", color="0.3")
+        ax.text(box.bytes / 1.2, box.flops / 1.15, f"{box.label} {box.invocations} x {box.overhead_s * 1e6:.2g} us",
+                fontsize=7.5, ha="right", va="top", color="0.3", zorder=5,
+                bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7})
     box = chart.launch_boxes[0]
     series_index = {s: i for i, s in enumerate(chart.series)}
-    for p in chart.points:
-        i = series_index[p.series]
-        ax.plot([p.bytes, p.vertex[0]], [p.flops, p.vertex[1]], color=p.color, lw=0.8,
-                alpha=0.5 if i == 0 else 0.35, ls="-" if i == 0 else ":", zorder=2)
-        ax.scatter([p.bytes], [p.flops], zorder=3, **_scatter_kw(i, p.color, p.area))
-        ax.scatter([p.vertex[0]], [p.vertex[1]], marker="|" if p.compute_side else "_", s=25, color=p.color,
-                   alpha=0.6, zorder=2)
+    for i, s in enumerate(chart.series):
+        pts = [p for p in chart.points if p.series == s]
+        if not pts:
+            continue
+        ax.add_collection(LineCollection([[(p.bytes, p.flops), p.vertex] for p in pts], colors=[p.color for p in pts],
+                                         linewidths=0.8, alpha=0.5 if i == 0 else 0.35,
+                                         linestyles="-" if i == 0 else ":", zorder=2))
+        ax.scatter([p.bytes for p in pts], [p.flops for p in pts], zorder=3,
+                   **_scatter_kw(i, [p.color for p in pts], [p.area for p in pts]))
+        for side, marker in ((True, "_"), (False, "|")):
+            sel = [p for p in pts if p.compute_side == side]
+            if sel:
+                ax.scatter([p.vertex[0] for p in sel], [p.vertex[1] for p in sel], marker=marker, s=25,
+                           c=[p.color for p in sel], alpha=0.6, zorder=2)
     for a in chart.arrows:
         ax.annotate("", xy=a.end, xytext=a.start, zorder=6,
                     arrowprops={"arrowstyle": "->", "color": "0.3", "lw": 1.0, "shrinkA": 3, "shrinkB": 3})
@@ -213,13 +242,13 @@ def draw_time(chart: TimeChart, path: str | None = None):
                         bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "0.6", "lw": 0.5, "alpha": 0.85})
     # time vs FLOPs, time vs bytes
     tp = chart.time_points
-    for p in tp:
-        i = series_index[p.series]
-        kw = _scatter_kw(i, p.color, max(8.0, p.area / 3))
-        if p.flops > 0:
-            axf.scatter([p.flops], [p.time_s], **kw)
-        if p.bytes > 0:
-            axb.scatter([p.bytes], [p.time_s], **kw)
+    for i, s in enumerate(chart.series):
+        pts = [p for p in tp if p.series == s]
+        for a, attr in ((axf, "flops"), (axb, "bytes")):
+            sel = [p for p in pts if getattr(p, attr) > 0]
+            if sel:
+                a.scatter([getattr(p, attr) for p in sel], [p.time_s for p in sel],
+                          **_scatter_kw(i, [p.color for p in sel], [max(8.0, p.area / 3) for p in sel]))
     times = [p.time_s for p in tp] or [1e-6]
     tlo = 10 ** math.floor(math.log10(min(min(times), *(b.overhead_s for b in chart.launch_boxes)) / 1.5))
     thi = 10 ** math.ceil(math.log10(max(times) * 1.5))

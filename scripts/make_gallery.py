@@ -1,0 +1,51 @@
+"""Regenerate the chart gallery in docs/gallery/ (CPU only, a few seconds per chart pair).
+
+    python scripts/make_gallery.py [--out docs/gallery]
+
+ResNet-50 (examples/resnet50.onnx) at batch 8 on the H200:
+  resnet50_fp16_b8.png / -time.png            predict --precision fp16 --plot
+  resnet50_fp16_b8_validate.png / -time.png   validate against calibration/data/h200/ncu/resnet50_fp16_b8.csv
+  resnet50_fp32_vs_fp16_b8.png / -time.png    compare --precision fp32 --vs-precision fp16
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MODEL = REPO / "examples" / "resnet50.onnx"
+NCU = REPO / "calibration" / "data" / "h200" / "ncu" / "resnet50_fp16_b8.csv"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", type=Path, default=REPO / "docs" / "gallery")
+    args = p.parse_args(argv)
+    sys.path.insert(0, str(REPO))
+    from predictor.cli import main as predict
+
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    common = ["--gpu", "h200", "--batch", "8", "-o", str(out / "report.tmp")]
+    runs = [
+        [str(MODEL), "--precision", "fp16", "--plot", str(out / "resnet50_fp16_b8.png"), *common],
+        ["validate", str(MODEL), "--ncu", str(NCU), "--precision", "fp16",
+         "--plot", str(out / "resnet50_fp16_b8_validate.png"), *common],
+        ["compare", str(MODEL), "--precision", "fp32", "--vs-precision", "fp16",
+         "--plot", str(out / "resnet50_fp32_vs_fp16_b8.png"), *common],
+    ]
+    try:
+        for argv_ in runs:
+            rc = predict(argv_)
+            if rc:
+                return rc
+    finally:
+        (out / "report.tmp").unlink(missing_ok=True)
+    for f in sorted(out.glob("*.png")):
+        print(f.relative_to(REPO) if f.is_relative_to(REPO) else f)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
