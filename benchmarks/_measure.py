@@ -51,12 +51,43 @@ def measure(cmd: list[str], repeat: int = 5, warmup: int = 1, timeout: float = 6
     bad = [r for r in runs if r["rc"] != 0]
     if bad:
         return {"error": _last_line(bad[0]["stderr"]), "rc": bad[0]["rc"]}
+    return _summary(runs)
+
+
+def measure_interleaved(cmds: dict[str, list[str]], repeat: int = 5, warmup: int = 1,
+                        timeout: float = 600.0) -> dict[str, dict]:
+    """``measure`` of several commands with their runs interleaved (a, b, a, b, ...), so that a machine
+    shared with other work loads each command alike; a command that fails is dropped from later rounds."""
+    results: dict[str, dict] = {}
+    runs: dict[str, list[dict]] = {k: [] for k in cmds}
+    live = dict(cmds)
+    for _ in range(warmup):
+        for k, cmd in list(live.items()):
+            r = measure_once(cmd, timeout)
+            if r["rc"] != 0:
+                results[k] = {"error": _last_line(r["stderr"]), "rc": r["rc"]}
+                del live[k]
+    for _ in range(repeat):
+        for k, cmd in list(live.items()):
+            r = measure_once(cmd, timeout)
+            if r["rc"] != 0:
+                results[k] = {"error": _last_line(r["stderr"]), "rc": r["rc"]}
+                del live[k]
+            else:
+                runs[k].append(r)
+    for k in live:
+        results[k] = _summary(runs[k])
+    return results
+
+
+def _summary(runs: list[dict]) -> dict:
     walls = [r["wall_s"] for r in runs]
     return {
         "wall_s_median": statistics.median(walls),
         "wall_s_min": min(walls),
         "wall_s_runs": walls,
         "cpu_s_median": statistics.median(r["cpu_s"] for r in runs),
+        "cpu_s_min": min(r["cpu_s"] for r in runs),
         "max_rss_mb": max(r["max_rss_kb"] for r in runs) / 1024.0,
     }
 

@@ -15,8 +15,11 @@ with zero-filled weights inside the file, and both tools are timed on that copy:
 the two tools on the same file. ``--all-committed`` also times ``predict`` alone on every committed
 graph.
 
-The measured processes run with this interpreter's environment minus PYTHONDONTWRITEBYTECODE, so the
-warm-up leaves both tools with their bytecode caches, as installed. Results go to
+The runs of the commands on one graph are interleaved (predict, onnx-tool, predict, ...), so a machine
+shared with other work slows both alike; the table gives the median and the minimum of the wall times
+and the median CPU time (user + system). The measured processes run with this interpreter's
+environment minus PYTHONDONTWRITEBYTECODE, so the warm-up leaves both tools with their bytecode caches,
+as installed. Results go to
 ``benchmarks/results/speed.json``; a markdown table is printed.
 
     python benchmarks/bench_speed.py [--repeat 5] [--workdir DIR] [--all-committed]
@@ -33,7 +36,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _measure import REPO, machine_info, measure, predict_cmd  # noqa: E402
+from _measure import REPO, machine_info, measure, measure_interleaved, predict_cmd  # noqa: E402
 
 ONNX_DIR = REPO / "calibration" / "data" / "networks" / "onnx"
 REAL = ("vit_b_16.torchscript.onnx", "swin_t.torchscript.onnx", "gpt2.torchscript.onnx", "bert_base.torchscript.onnx",
@@ -102,7 +105,11 @@ def _fmt(r: dict | None) -> str:
         return "-"
     if "error" in r:
         return "fails"
-    return f"{r['wall_s_median']:.2f}"
+    return f"{r['wall_s_median']:.2f} ({r['wall_s_min']:.2f})"
+
+
+def _x(v: float | None) -> str:
+    return f"{v:.1f}x" if v else "-"
 
 
 def main(argv=None) -> int:
@@ -119,40 +126,43 @@ def main(argv=None) -> int:
     predict = predict_cmd()
     started = time.time()
 
-    def time_predict(path: Path) -> dict:
-        return measure(predict + [str(path), "--gpu", "h200", "-o", "/dev/null"], repeat=a.repeat)
+    def predict_of(path: Path) -> list[str]:
+        return predict + [str(path), "--gpu", "h200", "-o", "/dev/null"]
 
-    def time_onnx_tool(path: Path) -> dict | None:
+    def onnx_tool_of(path: Path) -> list[str]:
+        return [sys.executable, "-c", ONNX_TOOL, str(path), json.dumps(input_spec(path))]
+
+    def time_predict(path: Path) -> dict:
+        return measure(predict_of(path), repeat=a.repeat)
+
+    def time_both(row: dict, cmds: dict[str, list[str]]) -> None:
         if a.skip_onnx_tool:
-            return None
-        spec = json.dumps(input_spec(path))
-        return measure([sys.executable, "-c", ONNX_TOOL, str(path), spec], repeat=a.repeat)
+            cmds = {k: v for k, v in cmds.items() if not k.startswith("onnx_tool")}
+        row.update(measure_interleaved(cmds, repeat=a.repeat))
 
     rows = []
     synth = synthetic(workdir)
     print(f"timing {synth.name} ...", file=sys.stderr)
-    r = {"graph": "synthetic decoder (74 layers, d_model 256), weights inline", "file": synth.name,
-         "nodes": node_count(synth), "file_mb": synth.stat().st_size / 1e6,
-         "predict": time_predict(synth), "onnx_tool": time_onnx_tool(synth)}
-    rows.append(r)
+    row = {"graph": "synthetic decoder (74 layers, d_model 256), weights inline", "file": synth.name,
+           "nodes": node_count(synth), "file_mb": synth.stat().st_size / 1e6}
+    time_both(row, {"predict": predict_of(synth), "onnx_tool": onnx_tool_of(synth)})
+    rows.append(row)
     for name in REAL:
         src = ONNX_DIR / name
         if not src.exists():
             continue
         print(f"timing {name} ...", file=sys.stderr)
         inline = with_inline_weights(src, workdir)
-        rows.append({
-            "graph": name, "file": name, "nodes": node_count(src), "file_mb": src.stat().st_size / 1e6,
-            "inline_file_mb": inline.stat().st_size / 1e6,
-            "predict_committed": time_predict(src),
-            "onnx_tool_committed": time_onnx_tool(src),
-            "predict": time_predict(inline),
-            "onnx_tool": time_onnx_tool(inline),
-        })
+        row = {"graph": name, "file": name, "nodes": node_count(src), "file_mb": src.stat().st_size / 1e6,
+               "inline_file_mb": inline.stat().st_size / 1e6}
+        time_both(row, {"predict_committed": predict_of(src), "onnx_tool_committed": onnx_tool_of(src),
+                        "predict": predict_of(inline), "onnx_tool": onnx_tool_of(inline)})
+        rows.append(row)
     for row in rows:
         p, o = row.get("predict"), row.get("onnx_tool")
         if p and o and "error" not in p and "error" not in o:
             row["ratio_onnx_tool_over_predict"] = o["wall_s_median"] / p["wall_s_median"]
+            row["ratio_min_onnx_tool_over_predict"] = o["wall_s_min"] / p["wall_s_min"]
             row["cpu_ratio_onnx_tool_over_predict"] = o["cpu_s_median"] / p["cpu_s_median"]
     committed = []
     if a.all_committed:
@@ -178,12 +188,13 @@ def main(argv=None) -> int:
 
 
 def markdown(result: dict) -> str:
-    lines = ["| graph | nodes | predict, committed file (s) | predict, weights inline (s) | onnx-tool, weights inline (s) "
-             "| onnx-tool / predict (wall) | (CPU) |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["Wall seconds, median (min) of the runs; ratios of medians, of minima, and of median CPU seconds.", "",
+             "| graph | nodes | predict, committed file | predict, weights inline | onnx-tool, weights inline "
+             "| onnx-tool / predict | (min) | (CPU) |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in result["rows"]:
-        ratio, cpu = r.get("ratio_onnx_tool_over_predict"), r.get("cpu_ratio_onnx_tool_over_predict")
         lines.append(f"| {r['graph']} | {r['nodes']:,} | {_fmt(r.get('predict_committed'))} | {_fmt(r.get('predict'))} "
-                     f"| {_fmt(r.get('onnx_tool'))} | {f'{ratio:.1f}x' if ratio else '-'} | {f'{cpu:.1f}x' if cpu else '-'} |")
+                     f"| {_fmt(r.get('onnx_tool'))} | {_x(r.get('ratio_onnx_tool_over_predict'))} "
+                     f"| {_x(r.get('ratio_min_onnx_tool_over_predict'))} | {_x(r.get('cpu_ratio_onnx_tool_over_predict'))} |")
     fails = [r for r in result["rows"] if r.get("onnx_tool_committed") and "error" in r["onnx_tool_committed"]]
     if fails:
         lines.append("")
@@ -193,13 +204,14 @@ def markdown(result: dict) -> str:
     for r in inline_fails:
         lines.append(f"onnx-tool on {r['graph']} with weights inline fails: {r['onnx_tool']['error'][:120]}")
     if result.get("predict_all_committed"):
-        lines += ["", "| committed graph | nodes | predict (s) | CPU (s) | peak RSS (MB) |", "| --- | ---: | ---: | ---: | ---: |"]
+        lines += ["", "| committed graph | nodes | predict wall (s), median (min) | CPU (s), median | peak RSS (MB) |",
+                  "| --- | ---: | ---: | ---: | ---: |"]
         for r in result["predict_all_committed"]:
             p = r["predict"]
             if "error" in p:
                 lines.append(f"| {r['file']} | {r['nodes']:,} | fails | | |")
             else:
-                lines.append(f"| {r['file']} | {r['nodes']:,} | {p['wall_s_median']:.2f} | {p['cpu_s_median']:.2f} "
+                lines.append(f"| {r['file']} | {r['nodes']:,} | {_fmt(p)} | {p['cpu_s_median']:.2f} "
                              f"| {p['max_rss_mb']:.0f} |")
     m = result["machine"]
     lines.append("")

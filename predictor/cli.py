@@ -220,6 +220,9 @@ def _predict(args: argparse.Namespace) -> int:
     from .predict import predict_file
     from .report import to_csv, to_json, to_table
 
+    import gc
+
+    gc.disable()  # a one-shot analysis allocates many small objects and frees them at exit
     shapes = dict(args.shape)
     _check_plot(args.plot)
     profile = load_profile(args.gpu)

@@ -19,18 +19,20 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Mapping
 
 from .graph.opclass import op_class
-from .machine.profile import MachineProfile
+from .machine.profile import MachineProfile, _reject_constant
 from .precision import PrecisionPolicy
 from .roofline import bound_of, level_times_s
 from .types import Bound, MemLevel, Node, OpCost, OpPrediction, PredictorError, Unit, frozen_map
 
 SCHEMA_VERSION = 1
 TILE = 128
+_NO_TIME = frozen_map({k: 0.0 for k in ("compute", "L1", "L2", "HBM", "latency")})
 
 
 @dataclass(frozen=True)
@@ -116,11 +118,10 @@ class FittedCalibration:
 
     def predict_op(self, node: Node, cost: OpCost, profile: MachineProfile,
                    policy: PrecisionPolicy) -> OpPrediction:
+        if cost.kernels == 0:
+            return OpPrediction(cost=cost, time_s=0.0, bound=Bound.LATENCY, level_time_s=_NO_TIME, efficiency=1.0)
         ideal_times = level_times_s(cost, profile, profile.kernel_gap_s)
         ideal, _ = bound_of(ideal_times)
-        if cost.kernels == 0:
-            return OpPrediction(cost=cost, time_s=0.0, bound=Bound.LATENCY,
-                                level_time_s=frozen_map(ideal_times), efficiency=1.0)
         cls = op_class(node.op_type)
         prm = self.params(cls, policy.name)
         wave = wave_efficiency(gemm_tiles(cost.work.gemm), profile.sm_count, cost.work.gemm[3]) \
@@ -176,26 +177,81 @@ def _hidden_bytes(cost: OpCost, bytes_of: str) -> float:
     return 2.0 * (max(data_in, 0.0) + w.bytes_written)
 
 
+_CLASS_KEYS = ("t0_s", "eff_compute", "eff_memory")
+_HIDDEN_KEYS = ("kind", "count", "bytes_of")
+_BYTES_OF = ("input", "output", "io")
+MAX_CALIBRATION_BYTES = 16 << 20
+
+
+def _num(where: str, field: str, x: Any, lo: float, hi: float, lo_open: bool = False) -> float:
+    """``x`` as a float in [lo, hi] (or (lo, hi]); otherwise an error that names the field."""
+    ok = not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x) \
+        and (x > lo if lo_open else x >= lo) and x <= hi
+    if not ok:
+        what = "a positive number" if lo_open and lo == 0 else "a non-negative number" if lo == 0 else "a number"
+        raise PredictorError(f"calibration {where}: field '{field}' must be {what} "
+                             f"{'above' if lo_open else 'from'} {lo:g} up to {hi:g}, got {x!r}"[:300])
+    return float(x)
+
+
+def _obj(where: str, field: str, x: Any, what: str) -> dict:
+    if not isinstance(x, dict):
+        raise PredictorError(f"calibration {where}: field '{field}' must be an object {what}")
+    return x
+
+
 def parse_calibration(doc: Any, where: str) -> dict:
+    """Validate a calibration document (every field FittedCalibration reads); errors name the field."""
     if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
         raise PredictorError(f"calibration {where}: field 'schema_version' must be {SCHEMA_VERSION}")
     for field in ("gpu", "kernel_gap_s", "classes"):
         if field not in doc:
             raise PredictorError(f"calibration {where}: field '{field}' is missing")
+    if not isinstance(doc["gpu"], str) or not doc["gpu"]:
+        raise PredictorError(f"calibration {where}: field 'gpu' must be a non-empty string")
     classes = doc["classes"]
-    if not isinstance(classes, dict) or "default" not in classes or "*" not in classes.get("default", {}):
+    if not isinstance(classes, dict) or not isinstance(classes.get("default"), dict) \
+            or "*" not in classes["default"]:
         raise PredictorError(f"calibration {where}: field 'classes' needs a 'default' class with a '*' entry")
     for c, by_p in classes.items():
         if not isinstance(by_p, dict):
             raise PredictorError(f"calibration {where}: field 'classes.{c}' must be an object by precision")
         for p, v in by_p.items():
-            for k in ("t0_s", "eff_compute", "eff_memory"):
+            for k in _CLASS_KEYS:
                 x = v.get(k) if isinstance(v, dict) else None
                 if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
                     raise PredictorError(f"calibration {where}: field 'classes.{c}.{p}.{k}' must be a positive number")
+            _num(where, f"classes.{c}.{p}.t0_s", v["t0_s"], 0.0, 1.0, lo_open=True)
+            for k in ("eff_compute", "eff_memory"):
+                _num(where, f"classes.{c}.{p}.{k}", v[k], 1e-6, 1e3)
+            for k in v:
+                if k not in _CLASS_KEYS:
+                    raise PredictorError(f"calibration {where}: field 'classes.{c}.{p}.{k}' is not a parameter "
+                                         f"({', '.join(_CLASS_KEYS)})")
     gap = doc["kernel_gap_s"]
     if isinstance(gap, bool) or not isinstance(gap, (int, float)) or not math.isfinite(gap) or gap < 0:
         raise PredictorError(f"calibration {where}: field 'kernel_gap_s' must be a non-negative number")
+    _num(where, "kernel_gap_s", gap, 0.0, 1.0)
+    if "gemm_k_half" in doc:
+        _num(where, "gemm_k_half", doc["gemm_k_half"], 0.0, 1e9)
+    for k, x in _obj(where, "host_dispatch_s", doc.get("host_dispatch_s", {}), "of seconds by name").items():
+        _num(where, f"host_dispatch_s.{k}", x, 0.0, 1.0)
+    hidden = _obj(where, "hidden_kernels", doc.get("hidden_kernels", {}), "by op type")
+    for op, by_p in hidden.items():
+        for p, hs in _obj(where, f"hidden_kernels.{op}", by_p, "by precision").items():
+            if not isinstance(hs, list):
+                raise PredictorError(f"calibration {where}: field 'hidden_kernels.{op}.{p}' must be a list")
+            for j, h in enumerate(hs):
+                f = f"hidden_kernels.{op}.{p}[{j}]"
+                if not isinstance(h, dict) or sorted(h) != sorted(_HIDDEN_KEYS):
+                    raise PredictorError(f"calibration {where}: field '{f}' must be an object with exactly "
+                                         f"{', '.join(_HIDDEN_KEYS)}")
+                if not isinstance(h["kind"], str) or not h["kind"]:
+                    raise PredictorError(f"calibration {where}: field '{f}.kind' must be a non-empty string")
+                _num(where, f"{f}.count", h["count"], 0.0, 1e3)
+                if h["bytes_of"] not in _BYTES_OF:
+                    raise PredictorError(f"calibration {where}: field '{f}.bytes_of' must be one of "
+                                         f"{', '.join(_BYTES_OF)}")
     return doc
 
 
@@ -213,13 +269,19 @@ def bundled_calibration(profile: MachineProfile) -> FittedCalibration | None:
 
 
 def load_calibration(path: str) -> FittedCalibration:
+    if not os.path.isfile(path):  # also keeps devices (/dev/zero) and FIFOs from being read
+        raise PredictorError(f"no such calibration file: {path}")
     try:
         with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+            if os.fstat(f.fileno()).st_size > MAX_CALIBRATION_BYTES:
+                raise PredictorError(f"calibration {path} is larger than 16 MB; not a calibration")
+            doc = json.load(f, parse_constant=_reject_constant)
     except OSError as e:
         raise PredictorError(f"cannot read calibration {path}: {e.strerror}") from None
     except ValueError as e:
         raise PredictorError(f"calibration {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
+    except RecursionError:
+        raise PredictorError(f"calibration {path} is not valid JSON: nested too deeply") from None
     return FittedCalibration(parse_calibration(doc, path), path)
 
 

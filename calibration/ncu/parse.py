@@ -165,8 +165,11 @@ def _content_lines(text: str) -> list[tuple[int, str]]:
             if line.strip() and not line.lstrip().startswith("==")]
 
 
-def _csv_row(line: str) -> list[str]:
-    return next(csv.reader([line]))
+def _csv_row(line: str, row: int | None = None, source: str = "ncu csv") -> list[str]:
+    try:
+        return next(csv.reader([line]))
+    except csv.Error as e:  # a cell over the csv module's field limit (128 KiB), ...
+        raise NcuParseError(f"unreadable CSV row ({e})", row=row, source=source) from None
 
 
 def _find_header(lines: list[tuple[int, str]], source: str) -> int:
@@ -195,7 +198,7 @@ def _raw_kernels(header: list[str], body: list[tuple[int, str]], source: str) ->
     units: dict[str, str] = {}
     kernels = []
     for n, line in body:
-        cells = _csv_row(line)
+        cells = _csv_row(line, n, source)
         if len(cells) != len(header):
             raise NcuParseError(f"{len(cells)} cells where the header has {len(header)}", row=n,
                                 column=header[min(len(cells), len(header)) - 1] if cells else header[0],
@@ -219,7 +222,7 @@ def _details_kernels(header: list[str], body: list[tuple[int, str]], source: str
     nvtx_col = next((c for c in header if _is_nvtx_column(c)), None)
     by_id: dict[str, tuple[int, dict[str, str], str, dict[str, tuple[str, str, int]]]] = {}
     for n, line in body:
-        cells = _csv_row(line)
+        cells = _csv_row(line, n, source)
         if len(cells) != len(header):
             raise NcuParseError(f"{len(cells)} cells where the header has {len(header)}", row=n,
                                 column=header[min(len(cells), len(header)) - 1] if cells else header[0],
@@ -259,7 +262,7 @@ def _int_or_none(v: float | None) -> int | float | None:
 def _sample(k: _Kernel, canonical: Mapping[str, Metric], source: str) -> KernelSample:
     try:
         kid = int(parse_number(k.identity["ID"]) or 0)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: 'inf', '1e999
         raise NcuParseError(f"ID {k.identity['ID']!r} is not an integer", row=k.line, column="ID",
                             source=source) from None
     name = k.identity.get("Kernel Name", "").strip()
@@ -344,7 +347,7 @@ def parse_csv(text: str, arch: str | None = None, source: str = "ncu csv") -> li
     if not lines:
         raise NcuParseError("empty input", row=1, column="ID", source=source)
     k = _find_header(lines, source)
-    header_line, header = lines[k][0], [c.strip() for c in _csv_row(lines[k][1])]
+    header_line, header = lines[k][0], [c.strip() for c in _csv_row(lines[k][1], lines[k][0], source)]
     details = all(c in header for c in _DETAILS)
     required = ("ID", "Kernel Name") + (_DETAILS if details else (TIME_METRIC_COLUMN,))
     for col in required:
@@ -361,6 +364,8 @@ def parse_csv(text: str, arch: str | None = None, source: str = "ncu csv") -> li
 
 def parse_file(path: str | Path, arch: str | None = None) -> list[KernelSample]:
     p = Path(path)
+    if p.exists() and not p.is_file():  # a folder, a device (/dev/zero would be read forever), a FIFO
+        raise NcuParseError("not a regular file", source=str(p))
     return parse_csv(p.read_text(encoding="utf-8", errors="replace"), arch=arch, source=str(p))
 
 

@@ -14,6 +14,12 @@ class ShapeUnknown(Exception):
 
 @lru_cache(maxsize=None)
 def _schema_defaults(op_type: str, domain: str, opset: int) -> dict[str, Any]:
+    """Attribute defaults of the op's schema: the bundled table first (no onnx import), else onnx.defs."""
+    from .ops._schema_defaults import schema_defaults
+
+    table = schema_defaults(op_type, domain, opset)
+    if table is not None:
+        return table
     import onnx.defs
     from onnx import helper
 

@@ -284,11 +284,15 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
 def _check_graph(model: onnx.ModelProto, init_names: set[str]) -> list[RawNode]:
     """The graph's nodes in topological order (the proto is reordered to match when it was not).
 
-    Rejects graphs whose nodes read tensors nothing produces or that contain a cycle.
+    Rejects graphs whose nodes read tensors nothing produces or that contain a cycle, and names that are
+    not UTF-8 (protobuf then hands out bytes instead of str).
     """
     g = model.graph
     raw = [RawNode(n) for n in g.node]
     known = {i.name for i in g.input} | init_names | {""}
+    if not all(type(s) is str for s in (g.name, *known, *(o.name for o in g.output))) or not all(
+            type(s) is str for n in raw for s in (n.op_type, n.domain, n.name, *n.input, *n.output, *n.attrs)):
+        raise PredictorError("a graph, node or tensor name is not valid UTF-8 (corrupt file)")
     produced_by: dict[str, int] = {}
     for k, n in enumerate(raw):
         for o in n.output:
@@ -536,6 +540,8 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
         outs = tuple(get(o) or _unknown(infos, o, static) for o in n.output)
         known = {i: known_values[i] for i in n.input if i in known_values}
         meta = {p.key: p.value for p in n.proto.metadata_props} if len(n.proto.metadata_props) else None
+        if meta and not all(type(x) is str for kv in meta.items() for x in kv):
+            raise PredictorError(f"node '{name}': metadata is not valid UTF-8 (corrupt file)")
         nodes.append(Node(name=name, op_type=n.op_type, domain=n.domain, inputs=ins, outputs=outs,
                           attrs=frozen_map(_attrs(n)) if n.attrs else _EMPTY,
                           const_inputs=frozen_map(known) if known else _EMPTY,

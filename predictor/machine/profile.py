@@ -18,6 +18,7 @@ from ..types import MemLevel, Precision, PredictorError, Unit, frozen_map
 
 SCHEMA_VERSION = 1
 MAX_PROFILE_BYTES = 1 << 20
+MIN_VALUE, MAX_VALUE = 1e-12, 1e21  # plausible range of every number (seconds, bytes, B/s, FLOP/s, Hz, SMs)
 _PRECISIONS = {p.value for p in Precision}
 _UNITS = {u.value for u in Unit}
 _LEVELS = {lv.value for lv in MemLevel}
@@ -111,6 +112,10 @@ def _load_file(path: str) -> MachineProfile:
             doc = json.load(f, parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError) as e:
         raise PredictorError(f"GPU profile {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
+    except RecursionError:
+        raise PredictorError(f"GPU profile {path} is not valid JSON: nested too deeply") from None
+    except OSError as e:
+        raise PredictorError(f"cannot read GPU profile {path}: {e.strerror}") from None
     return parse_profile(doc, path)
 
 
@@ -128,6 +133,8 @@ def _number(doc: Any, field: str, where: str, sources: Mapping, prov: dict, inte
     v, src = doc["value"], doc["source"]
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
         raise _bad(where, field, f"must be a finite positive number, got {v!r}")
+    if not MIN_VALUE <= v <= MAX_VALUE:
+        raise _bad(where, field, f"must be between {MIN_VALUE:g} and {MAX_VALUE:g} (in base units), got {v!r}")
     if integer and int(v) != v:
         raise _bad(where, field, f"must be a whole number, got {v!r}")
     if not isinstance(src, str) or src not in sources:

@@ -146,6 +146,15 @@ def csv_text(rows) -> str:
 
 
 # ------------------------------------------------------------------------------------------ cases
+# cases that crash in an op's cost formula (predictor/graph/ops, called by cost.cost_graph): the fix belongs
+# in cost_graph (a formula failing on a malformed node -> PredictorError naming the node), outside this
+# suite's files; the test marks them xfail while they still crash
+PENDING_COST_GRAPH = "cost_graph: a formula raising on a malformed node must become a PredictorError"
+PENDING = {"onnx/attr_wrong_type.onnx": PENDING_COST_GRAPH, "onnx/transpose_bad_perm.onnx": PENDING_COST_GRAPH,
+           "onnx/matmul_rank0.onnx": PENDING_COST_GRAPH, "onnx/conv_group_zero.onnx": PENDING_COST_GRAPH,
+           "onnx/newline_in_name.onnx": "cli.main: print error messages on one line (a name may hold a line break)"}
+
+
 def onnx_cases(rng: random.Random) -> dict[str, tuple[bytes, str, str]]:
     """name -> (bytes, expect, why)."""
     out: dict[str, tuple[bytes, str, str]] = {}
@@ -351,6 +360,30 @@ def onnx_cases(rng: random.Random) -> dict[str, tuple[bytes, str, str]]:
                                         [vi("y", FLOAT, None)], extra_opsets=[("local", 1)], functions=[f_bad]),
         "any", "a local function reading a tensor it does not have")
 
+    # strings that are not UTF-8 (protobuf hands out bytes for them) and names with line breaks
+    def patched(m, old: bytes, new: bytes) -> bytes:
+        data = m.SerializeToString()
+        assert data.count(old) >= 1, old
+        return data.replace(old, new)
+
+    bad = b"\xff\xfe\xfd\xfc"
+    base_nodes = [helper.make_node("Relu", ["x"], ["QQQQ"], name="NNNN"), helper.make_node("Neg", ["QQQQ"], ["y"])]
+    add("utf8_node_name.onnx", patched(model(base_nodes, [vi("x", FLOAT, [2])], [vi("y", FLOAT, [2])]), b"NNNN", bad),
+        "error", "a node name that is not UTF-8")
+    add("utf8_tensor_name.onnx", patched(model(base_nodes, [vi("x", FLOAT, [2])], [vi("y", FLOAT, [2])]), b"QQQQ", bad),
+        "any", "a tensor name that is not UTF-8 (twice the same bytes)")
+    add("utf8_op_type.onnx", patched(model([helper.make_node("ZZZZ", ["x"], ["y"], domain="d")], [vi("x", FLOAT, [2])],
+                                           [vi("y", FLOAT, [2])]), b"ZZZZ", bad), "error", "an op type that is not UTF-8")
+    gm = model(base_nodes, [vi("x", FLOAT, [2])], [vi("y", FLOAT, [2])])
+    gm.graph.name = "GGGG"
+    add("utf8_graph_name.onnx", patched(gm, b"GGGG", bad), "error", "a graph name that is not UTF-8")
+    mm_meta = model([helper.make_node("Relu", ["x"], ["y"], name="/a/Relu")], [vi("x", FLOAT, [2])], [vi("y", FLOAT, [2])])
+    p_ = mm_meta.graph.node[0].metadata_props.add()
+    p_.key, p_.value = "pkg.torch.onnx.name_scopes", "MMMM"
+    add("utf8_metadata.onnx", patched(mm_meta, b"MMMM", bad), "error", "node metadata that is not UTF-8")
+    add("newline_in_name.onnx", model([helper.make_node("Add", ["x", "gh\nost"], ["y"])], [vi("x", FLOAT, [2])],
+                                      [vi("y", FLOAT, [2])]), "error", "an error quoting a tensor name with a line break")
+
     # paths that point outside: never read
     for k, loc in enumerate(OUTSIDE_PATHS):
         add(f"external_outside_{k}.onnx", model(mm, [vi("x", FLOAT, [2, 4])], [vi("y", FLOAT, None)],
@@ -503,13 +536,13 @@ def profile_cases() -> dict[str, tuple[bytes, str, str]]:
     add("hbm_bad_source.json", mutate(["bandwidth_Bps", "HBM", "source"], "nowhere"), "HBM source not in sources")
     add("hbm_source_list.json", mutate(["bandwidth_Bps", "HBM", "source"], ["datasheet"]),
         "HBM source is a list (unhashable)")
-    add("hbm_tiny.json", mutate(["bandwidth_Bps", "HBM", "value"], 5e-324), "HBM bandwidth 5e-324 B/s", expect="any")
-    add("hbm_huge.json", mutate(["bandwidth_Bps", "HBM", "value"], 1.7e308), "HBM bandwidth 1.7e308 B/s", expect="any")
+    add("hbm_tiny.json", mutate(["bandwidth_Bps", "HBM", "value"], 5e-324), "HBM bandwidth 5e-324 B/s (predicts infinite time)")
+    add("hbm_huge.json", mutate(["bandwidth_Bps", "HBM", "value"], 1.7e308), "HBM bandwidth 1.7e308 B/s")
     add("bandwidth_list.json", mutate(["bandwidth_Bps"], []), "bandwidth_Bps is a list")
     add("bandwidth_extra_level.json", mutate(["bandwidth_Bps", "L0"], {"value": 1, "source": "datasheet"}),
         "unknown memory level L0")
     add("sm_count_fraction.json", mutate(["sm_count", "value"], 80.5), "fractional SM count")
-    add("sm_count_huge.json", mutate(["sm_count", "value"], 1e300), "SM count 1e300", expect="any")
+    add("sm_count_huge.json", mutate(["sm_count", "value"], 1e300), "SM count 1e300")
     add("clock_missing.json", mutate(["sm_clock_hz"], None, delete=True), "no sm_clock_hz")
     add("peaks_empty.json", mutate(["peak_flops_per_s"], {}), "no peaks")
     add("peaks_unknown_precision.json", mutate(["peak_flops_per_s", "fp128"], {"cuda": {"value": 1, "source": "datasheet"}}),
@@ -620,6 +653,8 @@ def build() -> dict[str, bytes]:
             assert rel.endswith("." + ext), rel
             files[rel] = data
             manifest[rel] = {"kind": kind, "expect": expect, "why": why}
+            if rel in PENDING:
+                manifest[rel]["pending"] = PENDING[rel]
     files["MANIFEST.json"] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
     return files
 

@@ -23,6 +23,9 @@ them, so no formula repeats them):
 * ``OpWork.weight_bytes`` is the bytes the node reads from its ``is_initializer`` inputs, taken from
   ``OpWork.input_bytes`` (so an embedding lookup's weight bytes are the gathered rows, and an RNN's
   recurrent weight counts once per step kernel).
+
+A formula that fails on a malformed node (anything but ShapeUnknown) becomes a one-line PredictorError
+naming the node. Formulas read attributes with :func:`attr` (schema defaults without importing onnx).
 """
 from __future__ import annotations
 
@@ -30,11 +33,11 @@ from dataclasses import replace
 from functools import wraps
 from typing import Callable, Iterable, Mapping, Sequence
 
-from ..context import OpContext
+from ..context import OpContext, ShapeUnknown
 from ..registry import Formula
 from ..registry import register as _register
 from ._schema_defaults import schema_defaults
-from ...types import Node, OpWork, TensorInfo, frozen_map
+from ...types import Node, OpWork, PredictorError, TensorInfo, frozen_map
 
 TRANSCENDENTAL = 4
 SIGMOID = TRANSCENDENTAL + 2  # 6
@@ -186,7 +189,13 @@ def with_load_time_rules(formula: Formula) -> Formula:
                     n_other += 1
         if n_init and not n_other:
             return FREE
-        work = formula(ctx)
+        try:
+            work = formula(ctx)
+        except (ShapeUnknown, PredictorError):
+            raise
+        except Exception as e:  # a malformed node (perm out of range, group 0, scalar MatMul...)
+            detail = " ".join(str(e).split())[:200]
+            raise PredictorError(f"{node.op_type} node '{node.name}' is malformed ({type(e).__name__}: {detail})") from None
         if work.kernels == 0 and not work.bytes_read:
             return work
         w = weight_bytes_of(node, work) if n_init else 0.0
