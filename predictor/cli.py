@@ -11,7 +11,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2 (its own convention)."""
 
     def error(self, message: str):  # noqa: D401
-        print(f"error: {message} (see predict --help)", file=sys.stderr)
+        print("error: " + " ".join(f"{message} (see predict --help)".split()), file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             return _subcommand(argv[0], argv[1:])
         return _predict(build_parser().parse_args(argv))
     except PredictorError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print("error: " + " ".join(str(e).split()), file=sys.stderr)  # one line, whatever names it quotes
         return 2
     except SystemExit as e:
         return int(e.code or 0)
@@ -215,14 +215,21 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
+    import gc
+
+    gc.disable()  # an analysis allocates many small objects and frees little: no cycle collections
+    try:
+        return _predict_body(args)
+    finally:
+        gc.enable()
+
+
+def _predict_body(args: argparse.Namespace) -> int:
     from .calibrate import Uncalibrated
     from .machine.profile import load_profile
     from .predict import predict_file
     from .report import to_csv, to_json, to_table
 
-    import gc
-
-    gc.disable()  # a one-shot analysis allocates many small objects and frees them at exit
     shapes = dict(args.shape)
     _check_plot(args.plot)
     profile = load_profile(args.gpu)

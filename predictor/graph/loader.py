@@ -473,10 +473,16 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
                         shape = infer(n, ins, vals, k)
                     except Exception:
                         shape = None
-            if shape is not None and all(0 <= d <= MAX_DIM for d in shape):
+            if shape is not None and (type(shape) is not tuple or
+                                      not all(type(d) is int and 0 <= d <= MAX_DIM for d in shape)):
+                shape = _valid_shape(shape)
+            if shape is not None:
                 if dtype == "unknown":
-                    dtype = shape_fns.output_dtype(n, ins, k)
-                info = TensorInfo(name, dtype, tuple(int(d) for d in shape))
+                    try:
+                        dtype = shape_fns.output_dtype(n, ins, k)
+                    except Exception:  # an attribute of the wrong type (a malformed node): type unknown
+                        dtype = "unknown"
+                info = TensorInfo(name, dtype, shape)
                 infos[name] = info
                 added[name] = info
             else:
@@ -484,6 +490,20 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
     return added, unknown
 
 
+
+
+def _valid_shape(shape) -> tuple[int, ...] | None:
+    """``shape`` as a tuple of ints in 0..MAX_DIM; None when a shape function (or an attribute of the wrong
+    type in a malformed node) gave anything else."""
+    if shape is None:
+        return None
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        return None
+    if all(isinstance(d, (int, float)) and 0 <= d <= MAX_DIM for d in dims):
+        return tuple(int(d) for d in dims)
+    return None
 
 
 def _record_value_info(model, added: dict[str, TensorInfo]) -> None:

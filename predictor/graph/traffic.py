@@ -215,6 +215,8 @@ def rnn_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: Traffi
     x, w, r = node.inputs[0], node.inputs[1], node.inputs[2]
     if x is None or w is None or r is None or x.shape is None or w.shape is None or r.shape is None:
         return None
+    if len(x.shape) != 3 or len(r.shape) != 3:  # malformed node: its compulsory bytes stand alone
+        return None
     layout = int(node.attrs.get("layout", 0) or 0)
     s, bsz, i_size = (x.shape[0], x.shape[1], x.shape[2]) if layout == 0 else (x.shape[1], x.shape[0], x.shape[2])
     d, gh, h = r.shape[0], r.shape[1], r.shape[2]

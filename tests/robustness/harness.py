@@ -3,6 +3,7 @@ peak-memory growth, and every file it opened (through a Python audit hook)."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import os
@@ -63,6 +64,11 @@ class Run:
         return [p for p, _ in self.opened if FORBIDDEN.search(p)]
 
 
+def data_opens(opened: list[tuple[str, bool]]) -> list[str]:
+    """The opened paths less Python's own imports (.py, .pyc, extension modules)."""
+    return [p for p, _ in opened if not p.endswith((".py", ".pyc", ".so")) and "__pycache__" not in p]
+
+
 def _peak_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
@@ -74,6 +80,7 @@ def run_cli(argv: list[str], cwd: Path) -> Run:
     out, err = io.StringIO(), io.StringIO()
     rc, crash = None, ""
     old = os.getcwd()
+    gc_was_enabled = gc.isenabled()  # predict's main() may switch the collector off for a one-shot run
     peak0 = _peak_kb()
     t0 = time.perf_counter()
     try:
@@ -87,6 +94,8 @@ def run_cli(argv: list[str], cwd: Path) -> Run:
                 crash = traceback.format_exc()
     finally:
         os.chdir(old)
+        if gc_was_enabled:
+            gc.enable()
     return Run(rc, out.getvalue(), err.getvalue(), time.perf_counter() - t0, _peak_kb() - peak0, opened, crash)
 
 

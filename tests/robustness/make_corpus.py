@@ -146,13 +146,8 @@ def csv_text(rows) -> str:
 
 
 # ------------------------------------------------------------------------------------------ cases
-# cases that crash in an op's cost formula (predictor/graph/ops, called by cost.cost_graph): the fix belongs
-# in cost_graph (a formula failing on a malformed node -> PredictorError naming the node), outside this
-# suite's files; the test marks them xfail while they still crash
-PENDING_COST_GRAPH = "cost_graph: a formula raising on a malformed node must become a PredictorError"
-PENDING = {"onnx/attr_wrong_type.onnx": PENDING_COST_GRAPH, "onnx/transpose_bad_perm.onnx": PENDING_COST_GRAPH,
-           "onnx/matmul_rank0.onnx": PENDING_COST_GRAPH, "onnx/conv_group_zero.onnx": PENDING_COST_GRAPH,
-           "onnx/newline_in_name.onnx": "cli.main: print error messages on one line (a name may hold a line break)"}
+# cases that still fail for a reason outside this suite's files: the test marks them xfail while they do
+PENDING: dict[str, str] = {}
 
 
 def onnx_cases(rng: random.Random) -> dict[str, tuple[bytes, str, str]]:
@@ -309,6 +304,26 @@ def onnx_cases(rng: random.Random) -> dict[str, tuple[bytes, str, str]]:
                                     [vi("y", FLOAT, None)], [tensor("w", [5, 7])]), "any", "Gemm with K mismatch")
     add("attr_wrong_type.onnx", model([helper.make_node("Transpose", ["x"], ["y"], perm="not a list")],
                                       [vi("x", FLOAT, [2, 3])], [vi("y", FLOAT, None)]), "any", "perm given as a string")
+    lstm_m = onnx.load_from_string(lstm)
+    node = next(n for n in lstm_m.graph.node if n.op_type == "LSTM")
+    for a in node.attribute:
+        if a.name == "hidden_size":
+            a.CopyFrom(helper.make_attribute("hidden_size", helper.make_graph([], "g", [], [])))
+    add("lstm_hidden_size_graph.onnx", lstm_m, "any",
+        "lstm.onnx whose LSTM hidden_size is a graph (found by fuzzing: a shape holding a GraphProto)")
+    lstm_m = onnx.load_from_string(lstm)
+    node = next(n for n in lstm_m.graph.node if n.op_type == "LSTM")
+    r = next(t for t in lstm_m.graph.initializer if t.name == node.input[2])
+    del r.dims[1:]
+    add("lstm_r_rank1.onnx", lstm_m, "any",
+        "lstm.onnx whose LSTM recurrent weight R has rank 1 (found by fuzzing: IndexError in traffic.rnn_traffic)")
+    add("cast_to_graph.onnx", model([helper.make_node("Cast", ["x"], ["y"],
+                                                      to=helper.make_graph([], "g", [], []))],
+                                    [vi("x", FLOAT, [2])], [vi("y", FLOAT, None)]), "any", "Cast whose 'to' is a graph")
+    add("reshape_shape_attr_graph.onnx", model([helper.make_node("ConstantOfShape", ["s"], ["y"],
+                                                                 value=helper.make_graph([], "g", [], []))],
+                                               [], [vi("y", FLOAT, None)], [helper.make_tensor("s", INT64, [1], [4])]),
+        "any", "ConstantOfShape whose 'value' is a graph")
     add("transpose_bad_perm.onnx", model([helper.make_node("Transpose", ["x"], ["y"], perm=[5, 9, -100])],
                                          [vi("x", FLOAT, [2, 3])], [vi("y", FLOAT, None)]), "any", "perm out of range")
     add("split_zero.onnx", model([helper.make_node("Split", ["x"], ["a", "b"], num_outputs=0, axis=0)],

@@ -5,6 +5,7 @@ the output path. Plus the inputs too big to commit, and special files."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from calibration.ncu.parse import NcuParseError, parse_csv, parse_file
 from tests.robustness import make_corpus
-from tests.robustness.harness import TIME_LIMIT_S, check_outcome, run_call, run_cli, snapshot
+from tests.robustness.harness import TIME_LIMIT_S, check_outcome, data_opens, run_call, run_cli, snapshot
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 MANIFEST = json.loads((CORPUS / "MANIFEST.json").read_text())
@@ -69,6 +70,10 @@ def test_predict_on_bad_input(rel, sandbox):
         if entry.get("pending"):
             pytest.xfail(f"known failure, fix pending outside this suite: {entry['pending']}")
         raise
+    allowed = (str(sandbox / "in" / Path(rel).name), str(MODEL), str(out))
+    strays = [p for p in data_opens(run.opened)
+              if os.path.abspath(p) not in allowed and not os.path.abspath(p).startswith(str(ROOT / "predictor") + "/")]
+    assert not strays, f"read files other than the input, the output and the package's data: {strays}"
     new = set(after) - set(before)
     assert new <= {"out/report.json"}, f"new files: {sorted(new)}"
     assert all(after[k] == before[k] for k in before), "an existing file changed"
@@ -88,7 +93,7 @@ def test_ncu_parse_on_bad_input(rel, tmp_path):
         assert exc is not None, f"parsed {len(res)} kernels"
     else:
         assert exc is not None or isinstance(res, list)
-    assert [p for p, _ in opened] == [str(path)]
+    assert data_opens(opened) == [str(path)]
 
 
 # ------------------------------------------------------------------------------------ too big to commit
@@ -158,3 +163,29 @@ def test_bad_arguments(argv, contains, sandbox):
     run = run_cli(argv, sandbox / "work")
     check_outcome(run, "error", Path(argv[argv.index("-o") + 1]) if "-o" in argv else None)
     assert contains in run.stderr
+
+
+def test_onnx_corpus_through_the_windowed_scanner(monkeypatch):
+    """The same files read as a file over 64 MiB is (protoscan's wire-format scan with seeks)."""
+    from predictor.graph import loader, protoscan
+    from predictor.types import PredictorError
+
+    monkeypatch.setattr(protoscan, "DIRECT_READ_BYTES", 0)
+    for rel, entry in sorted(MANIFEST.items()):
+        if entry["kind"] != "onnx":
+            continue
+        res, exc, seconds, opened = run_call(loader.load, str(CORPUS / rel), batch=2)
+        assert exc is None or isinstance(exc, PredictorError), f"{rel}: {type(exc).__name__}: {exc}"
+        assert seconds < TIME_LIMIT_S, rel
+        if entry["expect"] == "error":
+            assert exc is not None, rel
+        assert data_opens(opened) == [str(CORPUS / rel)], (rel, opened)
+
+
+def test_harness_sees_opens_and_writes(tmp_path):
+    """The audit hook the corpus test relies on records reads, writes and forbidden paths."""
+    target = tmp_path / "outside_secret.bin"
+    _, _, _, opened = run_call(target.write_bytes, b"x")
+    assert (str(target), True) in opened
+    _, exc, _, opened = run_call(open, "/nonexistent/etc/passwd")
+    assert isinstance(exc, OSError) and opened == [("/nonexistent/etc/passwd", False)]

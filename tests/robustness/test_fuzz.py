@@ -13,7 +13,7 @@ _spec = importlib.util.spec_from_file_location("fuzz_loader", ROOT / "fuzz" / "f
 fuzz_loader = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fuzz_loader)
 
-BUDGET_S = {"loader": 10.0, "csv": 5.0}
+BUDGET_S = {"loader": 8.0, "csv": 4.0, "predict": 4.0}
 
 
 @pytest.mark.fuzz

@@ -149,9 +149,6 @@ def test_shape_and_batch_strings(tmp_path, shapes, batch):
         assert stderr == "" and out.is_file()
 
 
-@pytest.mark.xfail(reason="cli.main prints a PredictorError message as is: a name with a line break in it "
-                          "(from --shape, --gpu or the model) makes a two-line error; fix pending in cli.py",
-                   strict=False)
 @pytest.mark.parametrize("argv", [["--gpu", "h2\n00"], ["--gpu", "h200", "--shape=in\nput=1,64,256"]])
 def test_error_with_line_break_is_one_line(argv):
     rc, _, stderr = _cli([MODEL] + argv)
