@@ -145,6 +145,19 @@ def csv_text(rows) -> str:
     return buf.getvalue()
 
 
+def _mutated(base, path, value, delete=False):
+    """A deep copy of the JSON document ``base`` with the entry at ``path`` set to ``value`` (or deleted)."""
+    doc = json.loads(json.dumps(base))
+    cur = doc
+    for key in path[:-1]:
+        cur = cur[key]
+    if delete:
+        del cur[path[-1]]
+    else:
+        cur[path[-1]] = value
+    return doc
+
+
 # ------------------------------------------------------------------------------------------ cases
 # cases that still fail for a reason outside this suite's files: the test marks them xfail while they do
 PENDING: dict[str, str] = {}
@@ -520,15 +533,7 @@ def profile_cases() -> dict[str, tuple[bytes, str, str]]:
         out[name] = (data if isinstance(data, bytes) else data.encode(), expect, why)
 
     def mutate(path, value, delete=False):
-        doc = json.loads(json.dumps(base))
-        cur = doc
-        for key in path[:-1]:
-            cur = cur[key]
-        if delete:
-            del cur[path[-1]]
-        else:
-            cur[path[-1]] = value
-        return doc
+        return _mutated(base, path, value, delete)
 
     add("control.json", base, "the bundled v100 profile (control)", expect="any")
     add("not_json.json", b"{not json", "invalid JSON", raw=True)
@@ -597,15 +602,7 @@ def calibration_cases() -> dict[str, tuple[bytes, str, str]]:
         out[name] = (data, expect, why)
 
     def mutate(path, value, delete=False):
-        doc = json.loads(json.dumps(base))
-        cur = doc
-        for key in path[:-1]:
-            cur = cur[key]
-        if delete:
-            del cur[path[-1]]
-        else:
-            cur[path[-1]] = value
-        return doc
+        return _mutated(base, path, value, delete)
 
     star = ["classes", "default", "*"]
     add("control.json", base, "a trimmed bundled calibration (control)", expect="any")
