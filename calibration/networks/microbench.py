@@ -25,10 +25,13 @@ from typing import Any, Callable, Iterator
 from . import gpu_common
 from .gpu_common import Budget, environment, summarize, sync
 
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
-TENSOR_CORE_FAMILIES = ("gemm", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
+FLOAT_PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+EIGHT_BIT_PRECISIONS = ("fp8_e4m3", "fp8_e5m2", "int8")
+PRECISIONS = FLOAT_PRECISIONS + EIGHT_BIT_PRECISIONS
+FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS}   # families not named here run FLOAT_PRECISIONS
+TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
                         "sdpa", "rnn")
-ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error")
 GRAPH_BELOW_S = 100e-6      # ops faster than this are timed as CUDA-graph replays of K calls
@@ -110,6 +113,39 @@ def _gemm_cases(p: str) -> Iterator[OpCase]:
             a, b = _rand((m, k), p), _rand((k, n), p)
             return lambda: torch.matmul(a, b)
         yield OpCase("matmul", "gemm", p, {"M": m, "N": n, "K": k}, *gemm_cost(m, n, k, elt), setup)
+
+
+GEMM_8BIT_SHAPES = tuple([(s, s, s) for s in (256, 512, 1024, 2048, 4096, 8192, 16384)]
+                          + [(m, n, k) for m in (32, 128, 512, 2048, 8192)
+                             for (k, n) in ((768, 768), (768, 3072), (3072, 768), (4096, 4096), (4096, 11008))])
+
+
+def _gemm_8bit_setup(p: str, m: int, n: int, k: int) -> Callable[[], Callable[[], Any]]:
+    """fp8: torch._scaled_mm (A row-major, B column-major, per-tensor fp32 scales, bf16 out; e5m2 runs as
+    e5m2 x e4m3, since cuBLASLt has no e5m2 x e5m2 kernel); int8: torch._int_mm (int32 out)."""
+    def setup():
+        import torch
+
+        dev = gpu_common.DEVICE
+        if p == "int8":
+            a = torch.randint(-64, 64, (m, k), device=dev, dtype=torch.int8)
+            b = torch.randint(-64, 64, (n, k), device=dev, dtype=torch.int8).t()
+            return lambda: torch._int_mm(a, b)
+        a_dtype = {"fp8_e4m3": torch.float8_e4m3fn, "fp8_e5m2": torch.float8_e5m2}[p]
+        a = torch.randn((m, k), device=dev).to(a_dtype)
+        b = torch.randn((n, k), device=dev).to(torch.float8_e4m3fn).t()
+        one = torch.ones((), device=dev, dtype=torch.float32)
+        return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    return setup
+
+
+def _gemm_8bit_cases(p: str) -> Iterator[OpCase]:
+    out_elt = 4 if p == "int8" else 2
+    for m, n, k in GEMM_8BIT_SHAPES:
+        flops = 2.0 * m * n * k
+        nbytes = float(m * k + k * n + out_elt * m * n)
+        yield OpCase("matmul_8bit", "gemm_8bit", p, {"M": m, "N": n, "K": k}, flops, nbytes,
+                     _gemm_8bit_setup(p, m, n, k))
 
 
 def _bmm_cases(p: str) -> Iterator[OpCase]:
@@ -373,16 +409,19 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "conv_depthwise": _conv_depthwise_cases, "conv_grouped": _conv_grouped_cases,
     "elementwise": _elementwise_cases, "reduction": _reduction_cases, "softmax": _softmax_cases,
     "norm": _norm_cases, "pool": _pool_cases, "resize": _resize_cases, "transpose": _transpose_cases,
-    "sdpa": _sdpa_cases, "rnn": _rnn_cases, "conv_sweep": _conv_sweep_cases,
+    "sdpa": _sdpa_cases, "rnn": _rnn_cases, "gemm_8bit": _gemm_8bit_cases, "conv_sweep": _conv_sweep_cases,
 }
 
 
 def enumerate_cases(families: tuple[str, ...], precisions: tuple[str, ...]) -> list[OpCase]:
-    """All cases, family-major; tf32 only for tensor-core families (elsewhere identical to fp32)."""
+    """All cases, family-major; tf32 only for tensor-core families (elsewhere identical to fp32); each
+    family only at its own precisions (FAMILY_PRECISIONS)."""
     out = []
     for fam in families:
         for p in precisions:
             if p == "tf32" and fam not in TENSOR_CORE_FAMILIES:
+                continue
+            if p not in FAMILY_PRECISIONS.get(fam, FLOAT_PRECISIONS):
                 continue
             out.extend(FAMILIES[fam](p))
     return out

@@ -45,11 +45,15 @@ for stage in "$@"; do
     timing-each)
       # one process per network: a CUDA error in one network (a sticky illegal address) cannot poison the rest
       stamp "timing, one process per network"; mkdir -p "$OUT/timing"; t0=$(date +%s)
-      for name in ${TIMING_NAMES//,/ }; do
+      # an entry NAME:P1+P2 times only those precisions (default: TIMING_PRECISIONS or all four)
+      for entry in ${TIMING_NAMES//,/ }; do
+        name=${entry%%:*}; precs=${TIMING_PRECISIONS:-fp32,tf32,fp16,bf16}
+        [ "$entry" != "$name" ] && precs=${entry#*:} && precs=${precs//+/,}
         if [ $(( $(date +%s) - t0 )) -gt "${TIMING_BUDGET:-300}" ]; then echo "skipped $name: budget"; continue; fi
-        timeout "${TIMING_NET_TIMEOUT:-70}" python3 -m calibration.networks.timing --names "$name" --out "$OUT/timing/$name" \
-            --case-budget-s "${TIMING_CASE_S:-1.5}" --max-seconds "${TIMING_NET_BUDGET:-55}" > "$OUT/timing/$name.log" 2>&1
-        echo "$name rc=$? $(( $(date +%s) - t0 )) s"
+        timeout "${TIMING_NET_TIMEOUT:-70}" python3 -m calibration.networks.timing --names "$name" --precisions "$precs" \
+            --out "$OUT/timing/$name" --case-budget-s "${TIMING_CASE_S:-1.5}" --max-seconds "${TIMING_NET_BUDGET:-55}" \
+            > "$OUT/timing/$name.log" 2>&1
+        echo "$name ($precs) rc=$? $(( $(date +%s) - t0 )) s"
       done ;;
     *) echo "unknown stage $stage" ;;
   esac
