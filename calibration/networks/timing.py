@@ -366,19 +366,27 @@ def summary_table(cases: list[dict], batches: tuple[int, ...]) -> str:
     return "\n".join(lines)
 
 
-def run(opts: TimingOptions, command: str = "") -> dict:
+def start_sweep(opts: Any, filename: str, command: str) -> tuple[Path, Budget, dict]:
+    """Output path, budget and JSON document of a sweep (timing, what-if, training); without CUDA the
+    document already holds the error and is written."""
     import torch
 
     out = Path(opts.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    kernels_path = out / "kernels.csv.gz"
-    kernels_path.unlink(missing_ok=True)
-    budget = Budget(opts.max_seconds)
     doc = {"environment": environment(command), "options": asdict(opts), "cases": []}
     if gpu_common.DEVICE == "cuda" and not torch.cuda.is_available():
         doc["error"] = "CUDA not available"
-        write_json(out / "timing.json", doc)
+        write_json(out / filename, doc)
+    return out / filename, Budget(opts.max_seconds), doc
+
+
+def run(opts: TimingOptions, command: str = "") -> dict:
+    path, budget, doc = start_sweep(opts, "timing.json", command)
+    if doc.get("error"):
         return doc
+    out = path.parent
+    kernels_path = out / "kernels.csv.gz"
+    kernels_path.unlink(missing_ok=True)
     for name in opts.names:
         if budget.over():
             doc["cases"] += [asdict(CaseResult(name, p, b, error="skipped: over budget"))

@@ -23,11 +23,10 @@ import sys
 import time
 import traceback
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from . import gpu_common, timing, zoo
-from .gpu_common import Budget, environment, sync, utc_now
+from .gpu_common import Budget, sync, utc_now
 from .timing import CaseResult, TimingOptions, _short
 
 MODES = ("amp", "amp_bf16", "inductor_fp16", "inductor_fp32")
@@ -238,16 +237,8 @@ def run_network(name: str, opts: WhatIfOptions, budget: Budget, on_case: Any) ->
 
 def run(opts: WhatIfOptions, command: str = "") -> dict:
     """The whole sweep; DIR/whatif.json rewritten after each case."""
-    import torch
-
-    out = Path(opts.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "whatif.json"
-    budget = Budget(opts.max_seconds)
-    doc = {"environment": environment(command), "options": asdict(opts), "cases": []}
-    if gpu_common.DEVICE == "cuda" and not torch.cuda.is_available():
-        doc["error"] = "CUDA not available"
-        timing.write_json(path, doc)
+    path, budget, doc = timing.start_sweep(opts, "whatif.json", command)
+    if doc.get("error"):
         return doc
     configure_dynamo()
 

@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from calibration.networks import gpu_common, zoo
-from calibration.networks.gpu_common import Budget, environment, summarize, sync, utc_now
-from calibration.networks.timing import _clamp, _short, prepare_module, write_json
+from calibration.networks.gpu_common import Budget, summarize, sync, utc_now
+from calibration.networks.timing import _clamp, _short, prepare_module, start_sweep, write_json
 
 PHASES = ("forward", "backward", "optimizer")
 PHASE_PREFIX = "phase::"
@@ -462,16 +462,8 @@ def run_network(name: str, opts: TrainingOptions, budget: Budget, emit: Callable
 
 
 def run(opts: TrainingOptions, command: str = "") -> dict:
-    import torch
-
-    out = Path(opts.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "training.json"
-    budget = Budget(opts.max_seconds)
-    doc = {"environment": environment(command), "options": asdict(opts), "cases": []}
-    if gpu_common.DEVICE == "cuda" and not torch.cuda.is_available():
-        doc["error"] = "CUDA not available"
-        write_json(path, doc)
+    path, budget, doc = start_sweep(opts, "training.json", command)
+    if doc.get("error"):
         return doc
 
     def emit(res: CaseResult) -> None:
