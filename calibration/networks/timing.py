@@ -31,7 +31,7 @@ import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import zoo
 from . import gpu_common
@@ -380,6 +380,21 @@ def start_sweep(opts: Any, filename: str, command: str) -> tuple[Path, Budget, d
     return out / filename, Budget(opts.max_seconds), doc
 
 
+def command_line(module: str, argv: list[str] | None) -> str:
+    """The command a sweep records in its document."""
+    return " ".join(["python3", "-m", module, *(argv if argv is not None else sys.argv[1:])])
+
+
+def report_sweep(doc: dict, table: Callable[[list[dict]], str]) -> int:
+    """Print a finished sweep's table and elapsed time (or its error); the exit code."""
+    if doc.get("error"):
+        print("ERROR:", doc["error"])
+        return 1
+    print(table(doc["cases"]))
+    print(f"elapsed {doc.get('elapsed_s', 0):.0f} s")
+    return 0
+
+
 def run(opts: TimingOptions, command: str = "") -> dict:
     path, budget, doc = start_sweep(opts, "timing.json", command)
     if doc.get("error"):
@@ -447,16 +462,10 @@ def main(argv: list[str] | None = None) -> int:
 
     warnings.filterwarnings("ignore")
     opts = parse_args(argv)
-    command = " ".join(["python3", "-m", "calibration.networks.timing", *(argv if argv is not None else sys.argv[1:])])
     print(f"timing {len(opts.names)} networks x {len(opts.precisions)} precisions x {len(opts.batches)} batches "
           f"-> {opts.out_dir}", flush=True)
-    doc = run(opts, command)
-    if doc.get("error"):
-        print("ERROR:", doc["error"])
-        return 1
-    print(summary_table(doc["cases"], opts.batches))
-    print(f"elapsed {doc.get('elapsed_s', 0):.0f} s")
-    return 0
+    doc = run(opts, command_line("calibration.networks.timing", argv))
+    return report_sweep(doc, lambda cases: summary_table(cases, opts.batches))
 
 
 if __name__ == "__main__":

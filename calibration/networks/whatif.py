@@ -326,16 +326,9 @@ def main(argv: list[str] | None = None) -> int:
 
     warnings.filterwarnings("ignore")
     opts = parse_args(argv)
-    command = " ".join(["python3", "-m", "calibration.networks.whatif", *(argv if argv is not None else sys.argv[1:])])
     print(f"whatif {len(opts.names)} networks x {len(opts.modes)} modes x {len(opts.batches)} batches "
           f"-> {opts.out_dir} (device {gpu_common.DEVICE})", flush=True)
-    doc = run(opts, command)
-    if doc.get("error"):
-        print("ERROR:", doc["error"])
-        return 1
-    print(summary_table(doc["cases"]))
-    print(f"elapsed {doc.get('elapsed_s', 0):.0f} s")
-    return 0
+    return timing.report_sweep(run(opts, timing.command_line("calibration.networks.whatif", argv)), summary_table)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ from typing import Any, Callable, Iterator
 
 from calibration.networks import gpu_common, zoo
 from calibration.networks.gpu_common import Budget, summarize, sync, utc_now
-from calibration.networks.timing import _clamp, _short, prepare_module, start_sweep, write_json
+from calibration.networks.timing import (_clamp, _short, command_line, prepare_module, report_sweep, start_sweep,
+                                         write_json)
 
 PHASES = ("forward", "backward", "optimizer")
 PHASE_PREFIX = "phase::"
@@ -530,15 +531,8 @@ def main(argv: list[str] | None = None) -> int:
 
     warnings.filterwarnings("ignore")
     opts = parse_args(argv)
-    command = " ".join(["python3", "-m", "calibration.training.measure", *(argv if argv is not None else sys.argv[1:])])
     print(f"training {len(opts.names)} networks x {len(opts.precisions)} precisions -> {opts.out_dir}", flush=True)
-    doc = run(opts, command)
-    if doc.get("error"):
-        print("ERROR:", doc["error"])
-        return 1
-    print(summary_table(doc["cases"]))
-    print(f"elapsed {doc.get('elapsed_s', 0):.0f} s")
-    return 0
+    return report_sweep(run(opts, command_line("calibration.training.measure", argv)), summary_table)
 
 
 if __name__ == "__main__":
