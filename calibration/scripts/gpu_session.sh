@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU-machine session: run the named stages, each time-limited, writing under $OUT; then tar them.
 # Usage (repo root on the GPU machine): bash calibration/scripts/gpu_session.sh STAGE [STAGE ...]
-# Stages: env export ert timing microbench ncu   (export runs in the background on the CPUs)
+# Stages: env export ert timing timing-each microbench ncu ncu-samples training whatif amp-kernels   (export runs in the background on the CPUs)
 set -u
 : "${OUT:?set OUT}"
 export PYTHONUNBUFFERED=1
@@ -55,6 +55,21 @@ for stage in "$@"; do
             > "$OUT/timing/$name.log" 2>&1
         echo "$name ($precs) rc=$? $(( $(date +%s) - t0 )) s"
       done ;;
+    training)
+      # training steps (eager phases, profiled phases, whole step in a CUDA graph), one process per network
+      stamp "training"; NAMES="${TRAIN_NAMES:-resnet18 resnet50 mobilenet_v3_large bert_base efficientnet_b0 regnet_y_1_6gf gpt2 distilbert}" \
+        bash calibration/training/run_training.sh "${TRAIN_BUDGET:-300}" ${TRAIN_ARGS:-} > "$OUT/training_summary.txt" 2>&1
+      stamp "training rc=$?"; tail -n 70 "$OUT/training_summary.txt" ;;
+    whatif)
+      # autocast / TorchInductor references, one process per network
+      stamp "whatif"; NAMES="${WHATIF_NAMES:-swin_t,fcn_resnet50,deepcam_lite}" \
+        bash calibration/networks/run_whatif.sh "${WHATIF_BUDGET:-180}" "${WHATIF_MODES:-inductor_fp16}" \
+        --batches "${WHATIF_BATCHES:-32}" > "$OUT/whatif_summary.txt" 2>&1
+      stamp "whatif rc=$?"; tail -n 40 "$OUT/whatif_summary.txt" ;;
+    amp-kernels)
+      stamp "amp kernel tables"; mkdir -p "$OUT/ampk"
+      timeout "${AMPK_TIMEOUT:-80}" python3 -m calibration.networks.amp_kernels --out "$OUT/ampk" > "$OUT/ampk/log.txt" 2>&1
+      stamp "amp-kernels rc=$?"; tail -n 32 "$OUT/ampk/log.txt" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

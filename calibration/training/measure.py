@@ -16,10 +16,13 @@ cudnn.benchmark on:
     start / after forward+loss / after backward / after optimizer, synchronize after each step;
     medians of the phases and of the whole step, p10/p90 of the step, host wall time of the step;
   * one profiled step (torch.profiler CPU+CUDA, record_function ranges `phase::forward|backward|optimizer`,
-    also NVTX ranges of the same names for Nsight Compute): kernel count and summed kernel time per phase.
-    A kernel belongs to the phase range enclosing its launching CPU op; ops of the autograd engine's
-    device thread (not nested under the main thread's range) go to the phase whose CPU interval
-    contains the op's start;
+    also NVTX ranges of the same names for Nsight Compute), synchronizing before each range closes:
+    kernel count and summed kernel time per phase, a kernel belonging to the phase whose CPU interval
+    holds its GPU start (the launching op's range only as a fallback);
+  * after every eager case of the network (a captured step keeps device memory, which would inflate the
+    allocator peaks of later cases), the whole step captured in one CUDA graph (a capturable copy of the
+    optimizer, autocast without its cache): replay median `step_graph_median_s` (GPU time, no host dispatch) and per-phase times from
+    event nodes inside the graph (`graph_<phase>_median_s`); failures land in `graph_error`;
   * memory: after warm-up reset_peak_memory_stats(), one step: peak allocated, allocated at the step's
     start (parameters + optimizer state; grads are None after zero_grad(set_to_none=True)) and after
     backward (parameters + grads + optimizer state), parameter count / bytes, optimizer state bytes.
@@ -89,6 +92,8 @@ class TrainingOptions:
     case_budget_s: float = 1.0         # target time of the timed steps of one case
     max_seconds: float = 0.0
     profile: bool = True
+    graph: bool = True
+    graph_replays: int = 20
 
 
 @dataclass
@@ -130,6 +135,12 @@ class CaseResult:
     optimizer_state_bytes: int = 0
     final_loss: float = math.nan
     final_grad_scale: float = math.nan   # amp: below 65536 means the scaler skipped optimizer steps
+    step_graph_median_s: float = math.nan      # whole step in one CUDA graph: GPU time (see measure_graph)
+    n_graph_replays: int = 0
+    graph_forward_median_s: float = math.nan   # event nodes inside the graph (forward + loss)
+    graph_backward_median_s: float = math.nan
+    graph_optimizer_median_s: float = math.nan  # step + scaler.update (zero_grad launches nothing)
+    graph_error: str = ""
     profile_error: str = ""
     error: str = ""
     wall_s: float = 0.0
@@ -263,27 +274,34 @@ class Trainer:
         self.target = torch.randn(tuple(shape), generator=g).to(self.device)
         self.loss: Any = None
 
-    def _autocast(self) -> Any:
+    def _autocast(self, cache: bool = True) -> Any:
         import torch
 
-        return torch.autocast(device_type=self.device, dtype=self.autocast_dtype, enabled=bool(self.mode.autocast))
+        return torch.autocast(device_type=self.device, dtype=self.autocast_dtype, enabled=bool(self.mode.autocast),
+                              cache_enabled=cache)
 
-    def step(self, clock: Any) -> None:
+    def step(self, clock: Any, sync_phases: bool = False) -> None:
+        """One step; ``sync_phases`` synchronizes inside each phase's range before it closes, so every
+        kernel of a phase runs within that range's CPU interval (the profiled step's attribution)."""
         import torch
 
+        end = sync if sync_phases else (lambda: None)
         clock.mark()
         with phase("forward"):
             with self._autocast():
                 out = self.model(*self.inputs)
             loss = torch.nn.functional.mse_loss(out.float(), self.target)
+            end()
         clock.mark()
         with phase("backward"):
             self.scaler.scale(loss).backward()
+            end()
         clock.mark()
         with phase("optimizer"):
             self.scaler.step(self.optimizer)
             self.scaler.update()
             self.optimizer.zero_grad(set_to_none=True)
+            end()
         clock.mark()
         self.loss = loss.detach()
 
@@ -298,14 +316,17 @@ class Trainer:
         return [*parts, sum(parts)], wall_s
 
 
-def make_optimizer(model: Any, name: str) -> tuple[Any, dict]:
-    """torch.optim optimizer from OPTIMIZERS (fused only on CUDA) and the kwargs used."""
+def make_optimizer(model: Any, name: str, capturable: bool = False) -> tuple[Any, dict]:
+    """torch.optim optimizer from OPTIMIZERS (fused only on CUDA) and the kwargs used; ``capturable``
+    keeps its step counters on the device so a CUDA graph can hold the step."""
     import torch
 
     spec = dict(OPTIMIZERS[name])
     cls = getattr(torch.optim, spec.pop("cls"))
     if "fused" in spec:
         spec["fused"] = spec["fused"] and gpu_common.DEVICE == "cuda"
+    if capturable and gpu_common.DEVICE == "cuda":
+        spec["capturable"] = True
     return cls(model.parameters(), **spec), spec
 
 
@@ -331,6 +352,63 @@ def measure_steps(tr: Trainer, res: CaseResult, opts: TrainingOptions, budget: B
     st = summarize([r[3] for r in rows])
     res.step_p10_s, res.step_p90_s = st["p10_s"], st["p90_s"]
     res.step_wall_median_s = summarize(walls)["median_s"]
+
+
+def _timing_event() -> Any:
+    """A timing CUDA event that a graph capture records as its own node (None where torch lacks it)."""
+    import torch
+
+    try:
+        return torch.cuda.Event(enable_timing=True, external=True)
+    except TypeError:
+        return None
+
+
+def measure_graph(tr: Trainer, res: CaseResult, n: int) -> None:
+    """GPU time of the whole step captured in one CUDA graph (forward, loss, backward, optimizer with a
+    capturable copy of the optimizer; autocast without its weight-cast cache, as capture needs), replays
+    timed with CUDA events, median of ``n``; phase times from event nodes inside the graph where torch
+    records them. The GPU time the predictor predicts; eager medians above include host dispatch."""
+    import torch
+
+    opt, _ = make_optimizer(tr.model, res.optimizer, capturable=True)
+    scaler = torch.amp.GradScaler(tr.device, enabled=tr.mode.grad_scaler)
+    marks = [_timing_event() for _ in range(4)] if tr.device == "cuda" else [None] * 4
+
+    def mark(i: int) -> None:
+        if marks[i] is not None:
+            marks[i].record()
+
+    def fn() -> None:
+        opt.zero_grad(set_to_none=True)
+        mark(0)
+        with tr._autocast(cache=False):
+            out = tr.model(*tr.inputs)
+        loss = torch.nn.functional.mse_loss(out.float(), tr.target)
+        mark(1)
+        scaler.scale(loss).backward()
+        mark(2)
+        scaler.step(opt)
+        scaler.update()
+        mark(3)
+
+    try:
+        graph, _ = gpu_common.capture_graph(fn)
+        res.step_graph_median_s = summarize(gpu_common.time_each(graph.replay, n))["median_s"]
+        res.n_graph_replays = n
+        if all(m is not None for m in marks):
+            phases: list[list[float]] = [[], [], []]
+            for _ in range(max(5, n // 2)):
+                graph.replay()
+                sync()
+                for i in range(3):
+                    phases[i].append(marks[i].elapsed_time(marks[i + 1]) * 1e-3)
+            for name, ts in zip(PHASES, phases):
+                setattr(res, f"graph_{name}_median_s", summarize(ts)["median_s"])
+        del graph
+    finally:
+        tr.model.zero_grad(set_to_none=True)
+        del opt
 
 
 def measure_memory(tr: Trainer, res: CaseResult) -> None:
@@ -364,17 +442,30 @@ def _phase_at(op: Any, intervals: list[tuple[float, float, str]]) -> str | None:
     return next((name for lo, hi, name in intervals if lo <= t <= hi), None)
 
 
+def _interval_at(t: float, intervals: list[tuple[float, float, str]]) -> str | None:
+    return next((name for lo, hi, name in intervals if lo <= t <= hi), None)
+
+
 def phase_kernels(prof: Any) -> dict[str, tuple[int, float]]:
-    """{phase: (kernel count, summed kernel us)} plus 'unattributed' and 'memops' of a profiled step."""
-    from calibration.networks.kernel_table import enclosing_range, is_memop, launched_kernels
+    """{phase: (kernel count, summed kernel us)} plus 'unattributed' and 'memops' of a profiled step.
+
+    The profiled step synchronizes at the end of each phase range (Trainer.step(sync_phases=True)), so a
+    kernel belongs to the phase whose CPU interval holds its GPU start. Kernels outside every interval
+    fall back to the range enclosing their launching CPU op.
+    """
+    from calibration.networks.kernel_table import device_events, enclosing_range, is_memop, launched_kernels
 
     intervals = _phase_intervals(list(prof.events()))
+    launched = {id(fe): op for fe, (op, *_rest) in zip(device_events(prof), launched_kernels(prof))}
     out = {p: [0, 0.0] for p in (*PHASES, "unattributed", "memops")}
-    for op, name, dur_us, _start in launched_kernels(prof):
-        rng = enclosing_range(op, PHASE_PREFIX) or _phase_at(op, intervals)
-        key = "memops" if is_memop(name) else (rng[len(PHASE_PREFIX):] if rng else "unattributed")
+    for fe in device_events(prof):
+        rng = _interval_at(fe.time_range.start, intervals)
+        if rng is None:
+            op = launched.get(id(fe))
+            rng = enclosing_range(op, PHASE_PREFIX) or _phase_at(op, intervals)
+        key = "memops" if is_memop(fe.name) else (rng[len(PHASE_PREFIX):] if rng else "unattributed")
         out[key][0] += 1
-        out[key][1] += dur_us
+        out[key][1] += fe.time_range.elapsed_us()
     return {k: (n, us) for k, (n, us) in out.items()}
 
 
@@ -384,7 +475,7 @@ def profile_step(tr: Trainer, res: CaseResult) -> None:
 
     sync()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        tr.step(_NoClock())
+        tr.step(_NoClock(), sync_phases=True)
         sync()
     per_phase = phase_kernels(prof)
     for p in PHASES:
@@ -435,6 +526,30 @@ def run_case(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, opts
     return res
 
 
+def graph_case(model: Any, spec: zoo.NetworkSpec, res: CaseResult, opts: TrainingOptions) -> None:
+    """The CUDA-graph step of a case measured eagerly before (never raises; failures in graph_error).
+
+    Run after every eager case of the network: a captured step keeps some device memory until the process
+    ends, which would inflate the allocator peaks of later cases."""
+    import torch
+
+    tr = None
+    try:
+        gpu_common.set_precision_flags(PRECISION_MODES[res.precision].flags)
+        tr = Trainer(model, zoo.make_inputs(spec, res.batch, "fp32", gpu_common.DEVICE),
+                     PRECISION_MODES[res.precision], opts.optimizer)
+        tr.step(_NoClock())
+        measure_graph(tr, res, opts.graph_replays)
+    except Exception as exc:  # noqa: BLE001 - eager timings stay valid without the graph
+        res.graph_error = _short(exc)
+    finally:
+        model.zero_grad(set_to_none=True)
+        del tr
+        gc.collect()
+        if gpu_common.DEVICE == "cuda":
+            torch.cuda.empty_cache()
+
+
 def _skipped(name: str, opts: TrainingOptions, why: str) -> list[CaseResult]:
     spec = zoo.NETWORKS[name]
     return [CaseResult(name, p, b, spec.split, spec.family, opts.optimizer, error=why)
@@ -451,13 +566,23 @@ def run_network(name: str, opts: TrainingOptions, budget: Budget, emit: Callable
         for r in _skipped(name, opts, f"[build] {_short(exc)}"):
             emit(r)
         return
+    done: list[CaseResult] = []
     for precision in opts.precisions:
         for batch in case_batches(spec, opts):
             if budget.over():
                 emit(CaseResult(name, precision, batch, spec.split, spec.family, opts.optimizer,
                                 error="skipped: over budget"))
                 continue
-            emit(run_case(model, spec, precision, batch, opts, budget))
+            res = run_case(model, spec, precision, batch, opts, budget)
+            emit(res)
+            if not res.error:
+                done.append(res)
+    for res in done if opts.graph else ():  # second pass: CUDA graphs after every eager (memory) case
+        if budget.over():
+            res.graph_error = "skipped: over budget"
+        else:
+            graph_case(model, spec, res, opts)
+        emit(res)
     del model
     gc.collect()
 
@@ -467,8 +592,17 @@ def run(opts: TrainingOptions, command: str = "") -> dict:
     if doc.get("error"):
         return doc
 
+    index: dict[int, int] = {}
+    kept: list[CaseResult] = []  # keeps every recorded result alive, so that no id is reused
+
     def emit(res: CaseResult) -> None:
-        doc["cases"].append(asdict(res))
+        """Record a case (again, after its graph pass: the same result replaces its first record)."""
+        if id(res) in index:
+            doc["cases"][index[id(res)]] = asdict(res)
+        else:
+            index[id(res)] = len(doc["cases"])
+            kept.append(res)
+            doc["cases"].append(asdict(res))
         doc["elapsed_s"] = round(budget.elapsed_s(), 1)
         write_json(path, doc)
 
@@ -509,6 +643,8 @@ def parse_args(argv: list[str] | None = None) -> TrainingOptions:
     p.add_argument("--case-budget-s", type=float, default=1.0, help="target seconds of timed steps per case")
     p.add_argument("--max-seconds", type=float, default=0.0, help="stop cleanly after this (0 = no limit)")
     p.add_argument("--no-profile", action="store_true", help="skip the profiled step (no kernel counts)")
+    p.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph step (no step_graph_median_s)")
+    p.add_argument("--graph-replays", type=int, default=20)
     p.add_argument("--dry-run-cpu", action="store_true", help="exercise the code on CPU (numbers meaningless)")
     a = p.parse_args(argv)
     gpu_common.use_device("cpu" if a.dry_run_cpu else "cuda")
@@ -523,7 +659,7 @@ def parse_args(argv: list[str] | None = None) -> TrainingOptions:
     return TrainingOptions(out_dir=a.out, names=names, precisions=precisions, batches=_ints(a.batches),
                            optimizer=a.optimizer, warmup=a.warmup, min_steps=min(a.min_steps, a.max_steps),
                            max_steps=a.max_steps, case_budget_s=a.case_budget_s, max_seconds=a.max_seconds,
-                           profile=not a.no_profile)
+                           profile=not a.no_profile, graph=not a.no_graph, graph_replays=max(a.graph_replays, 3))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -65,6 +65,36 @@ def test_phase_at():
     assert measure._phase_at(None, intervals) is None
 
 
+def test_phase_kernels_by_gpu_start():
+    """A kernel belongs to the phase whose (synchronized) CPU interval holds its GPU start."""
+
+    class TR:
+        def __init__(self, a, b):
+            self.start, self.end = a, b
+
+        def elapsed_us(self):
+            return self.end - self.start
+
+    class Ev:
+        def __init__(self, name, a, b, device=False):
+            from torch.autograd import DeviceType
+
+            self.name, self.time_range = name, TR(a, b)
+            self.device_type = DeviceType.CUDA if device else DeviceType.CPU
+            self.linked_correlation_id, self.id, self.cpu_parent = (0, 0, None)
+
+    class Prof:
+        def events(self):
+            return [Ev("phase::forward", 0, 10), Ev("phase::backward", 10, 30), Ev("phase::optimizer", 30, 40),
+                    Ev("k_fwd", 2, 5, True), Ev("k_bwd1", 11, 15, True), Ev("k_bwd2", 15, 22, True),
+                    Ev("Memset (Device)", 31, 32, True), Ev("k_opt", 33, 39, True), Ev("k_late", 50, 51, True)]
+
+    pytest.importorskip("torch")
+    out = measure.phase_kernels(Prof())
+    assert out["forward"] == (1, 3) and out["backward"] == (2, 11) and out["optimizer"] == (1, 6)
+    assert out["memops"] == (1, 1) and out["unattributed"] == (1, 1)
+
+
 def test_cpu_dry_run(tmp_path, monkeypatch):
     pytest.importorskip("torch")
     lstm = zoo.NETWORKS["lstm"]
@@ -96,5 +126,6 @@ def test_cpu_dry_run(tmp_path, monkeypatch):
         assert math.isnan(c["peak_allocated_bytes"]) and c["n_params"] > 0
         assert c["param_bytes"] == 4 * c["n_params"] and c["optimizer_state_bytes"] > 0
         assert math.isfinite(c["final_loss"])
+        assert c["graph_error"] == "" and c["step_graph_median_s"] > 0 and c["n_graph_replays"] >= 3
     assert cases[0]["optimizer_kwargs"] == {"lr": 1e-4, "fused": False}
     assert cases[1]["autocast_dtype"] == "bfloat16" and not cases[1]["grad_scaler"]
