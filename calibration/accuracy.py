@@ -6,7 +6,8 @@ Reference: calibration/data/h200/timing (PyTorch eager, CUDA-graph replay median
 0.45 us per kernel where the captured program differs; see calibration/networks/timing.py). Prediction:
 the committed TorchScript-exported graph at the case's batch and precision with the fitted calibration.
 Writes accuracy.json (every case) and accuracy.md (MAPE, median and worst error per split, precision and
-batch; eager estimate against measured eager time). Train networks were used by the fit; held-out never.
+batch; eager estimate against measured eager time; autocast forwards of the held-out networks from
+calibration/data/h200/whatif/amp against ``--precision amp`` / ``amp-bf16``). Train networks were used by the fit; held-out never.
 """
 from __future__ import annotations
 
@@ -55,6 +56,33 @@ def evaluate(calibration=None) -> list[dict]:
     return rows
 
 
+WHATIF_AMP = DATA / "h200" / "whatif" / "amp"
+
+
+def evaluate_amp(calibration=None) -> list[dict]:
+    """One row per measured autocast case (calibration/data/h200/whatif/amp, fp32 modules under
+    torch.autocast; reference as timing.py): predicted with ``--precision amp`` / ``amp-bf16``."""
+    profile = load_profile("h200")
+    cal = calibration or bundled_calibration(profile)
+    rows = []
+    for path in sorted(WHATIF_AMP.glob("*/whatif.json")):
+        for c in json.loads(path.read_text())["cases"]:
+            ref = c.get("reference_time_s")
+            if c.get("error") or not isinstance(ref, (int, float)) or not math.isfinite(ref) or ref <= 0:
+                continue
+            graph = graph_for(c["network"], c["batch"])
+            if graph is None:
+                continue
+            prec = c["precision"].replace("_", "-")
+            pred = predict_graph(graph, profile, prec, cal, batch=c["batch"])
+            rows.append({"network": c["network"], "split": _split(c["network"]), "precision": prec,
+                         "batch": c["batch"], "measured_s": ref, "predicted_s": pred.total_time_s,
+                         "error": pred.total_time_s / ref - 1, "reference_source": c.get("reference_source", ""),
+                         "kernels_predicted": pred.kernels, "kernels_measured": c.get("n_kernels_eager"),
+                         "unsupported": dict(pred.unsupported)})
+    return rows
+
+
 def summarise(rows: list[dict], key: str = "error") -> dict:
     errs = [abs(r[key]) for r in rows if r.get(key) is not None]
     if not errs:
@@ -72,6 +100,14 @@ def tables(rows: list[dict]) -> dict:
         for p in ("fp32", "tf32", "fp16", "bf16"):
             for b in (1, 32):
                 out[split][f"{p} b{b}"] = summarise([r for r in sel if r["precision"] == p and r["batch"] == b])
+    return out
+
+
+def amp_tables(rows: list[dict]) -> dict:
+    out = {"all": summarise(rows)}
+    for p in ("amp", "amp-bf16"):
+        for b in (1, 32):
+            out[f"{p} b{b}"] = summarise([r for r in rows if r["precision"] == p and r["batch"] == b])
     return out
 
 
@@ -103,9 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     base = evaluate(Uncalibrated())
     summary["roofline baseline (uncalibrated, ERT ceilings)"] = {
         split: summarise([r for r in base if r["split"] == split]) for split in ("train", "heldout")}
+    amp = evaluate_amp(cal)
+    summary["autocast (held-out, whatif/amp)"] = amp_tables(amp)
     a.out.mkdir(parents=True, exist_ok=True)
-    (a.out / "accuracy.json").write_text(json.dumps({"summary": summary, "cases": rows}, indent=1) + "\n")
-    md = markdown(rows, summary)
+    (a.out / "accuracy.json").write_text(json.dumps({"summary": summary, "cases": rows + amp}, indent=1) + "\n")
+    md = markdown(rows + amp, summary)
     (a.out / "accuracy.md").write_text(md)
     print(md.split("\n\n")[0])
     return 0

@@ -38,16 +38,44 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _name_list(text: str) -> tuple[str, ...]:
+    """'v100,h200' -> ('v100', 'h200'), repeats dropped (a sweep); one name, or an existing file, -> (text,)."""
+    import os.path
+
+    if "," not in text or os.path.isfile(text):
+        return (text,)
+    items = [t.strip() for t in text.split(",")]
+    if not all(items):
+        raise argparse.ArgumentTypeError(f"empty item in '{text}' (expected a comma list A,B,...)")
+    return tuple(dict.fromkeys(items))
+
+
+def _positive_int_list(text: str) -> tuple[int, ...]:
+    """'1,8,32' -> (1, 8, 32), repeats dropped; a bad item is named: "'x' is not a whole number (item 2 of ...)"."""
+    items = text.split(",")
+    if len(items) == 1:
+        return (_positive_int(text),)
+    out = []
+    for i, item in enumerate(items, 1):
+        try:
+            out.append(_positive_int(item))
+        except argparse.ArgumentTypeError as e:
+            raise argparse.ArgumentTypeError(f"{e} (item {i} of '{text}')") from None
+    return tuple(dict.fromkeys(out))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="predict", description="Predict GPU time of an ONNX network on a hierarchical roofline. "
                 "Subcommands: 'predict calibrate ert --out FILE' (measure a GPU's ceilings), "
                 "'predict validate MODEL --gpu G --ncu SAMPLES.csv' (predicted vs measured), "
                 "'predict compare A.onnx [B.onnx] --gpu G [--vs-precision P | --vs-batch N | --vs-gpu G2]'.")
     p.add_argument("model", help="ONNX file (weights are never read)")
-    p.add_argument("--gpu", required=True, help="bundled GPU name (v100, a100, h100, h200, ...) or profile .json")
-    p.add_argument("--precision", default="fp32", help="fp32 | tf32 | fp16 | bf16 | fp8 | int8 (default fp32)")
-    p.add_argument("--batch", type=_positive_int, default=None,
-                   help="binds the leading symbolic dim of every graph input (default 1)")
+    p.add_argument("--gpu", required=True, type=_name_list,
+                   help="bundled GPU name (v100, a100, h100, h200, ...) or profile .json; a comma list sweeps")
+    p.add_argument("--precision", default="fp32", type=_name_list,
+                   help="fp32 | tf32 | fp16 | bf16 | fp8 | int8 (default fp32); a comma list sweeps")
+    p.add_argument("--batch", type=_positive_int_list, default=None,
+                   help="binds the leading symbolic dim of every graph input (default 1); a comma list sweeps")
     p.add_argument("--shape", type=_shape_arg, action="append", default=[], metavar="NAME=D1,D2,...",
                    help="whole shape of one input (repeatable)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
@@ -58,6 +86,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--calibration", metavar="FILE", help="a fitted calibration JSON instead of the bundled one")
     p.add_argument("--plot", metavar="FILE", help="write the hierarchical roofline chart to FILE (.png or .svg) "
                    "and the time-based roofline chart beside it (FILE with a -time suffix)")
+    p.add_argument("--optimize", metavar="PASS[,PASS]|all", default=None,
+                   help="graph optimisation passes applied before costing, as a fusing compiler would: bn_fold, "
+                   "conv_bias_act, attention, elementwise, channels_last, or all (TorchInductor-like: every pass "
+                   "but conv_bias_act); default none")
+    p.add_argument("--mode", choices=("infer", "train"), default=None,
+                   help="infer: one forward (default); train: one training step, forward + backward + optimizer "
+                   "(predictor/train)")
+    p.add_argument("--optimizer", choices=("sgd", "adam", "adamw", "lamb"), default=None,
+                   help="--mode train: the optimizer (default adamw; sgd with momentum)")
+    p.add_argument("--fused-optimizer", action=argparse.BooleanOptionalAction, default=None,
+                   help="--mode train: one multi-tensor kernel per step (fused=True, the default) or PyTorch's "
+                   "foreach kernels (--no-fused-optimizer)")
+    p.add_argument("--loss", choices=("cross_entropy", "mse"), default=None,
+                   help="--mode train: the loss on the first output (default cross_entropy)")
     return p
 
 
@@ -72,6 +114,8 @@ def _common_args(p: argparse.ArgumentParser, formats=("table", "json")) -> None:
     p.add_argument("--uncalibrated", action="store_true", help="pure roofline on the profile's ceilings")
     p.add_argument("--calibration", metavar="FILE", help="a fitted calibration JSON instead of the bundled one")
     p.add_argument("--plot", metavar="FILE", help="charts: FILE (hierarchical roofline) and FILE-time (time-based)")
+    p.add_argument("--optimize", metavar="PASS[,PASS]|all", default=None,
+                   help="graph optimisation passes (see predict --help); default none")
 
 
 def build_validate_parser() -> argparse.ArgumentParser:
@@ -90,6 +134,8 @@ def build_compare_parser() -> argparse.ArgumentParser:
     p.add_argument("--vs-precision", metavar="P", help="B's precision (default: --precision)")
     p.add_argument("--vs-batch", type=_positive_int, metavar="N", help="B's batch (default: --batch)")
     p.add_argument("--vs-gpu", metavar="NAME", help="B's GPU (default: --gpu)")
+    p.add_argument("--vs-optimize", metavar="PASS[,PASS]|all",
+                   help="B's optimisation passes (default: --optimize); 'none' for none")
     return p
 
 
@@ -169,6 +215,10 @@ def _validate(args: argparse.Namespace) -> int:
     from .plots import write_charts
     from .validate import to_json, to_table, validate
 
+    if args.optimize:
+        from .types import PredictorError
+
+        raise PredictorError("validate compares with samples of the eager runtime: --optimize is not supported there")
     _check_plot(args.plot)
     profile = load_profile(args.gpu)
     v = validate(args.model, profile, args.ncu, args.precision, args.batch,
@@ -190,8 +240,9 @@ def _compare(args: argparse.Namespace) -> int:
     from .predict import predict_file
     from .types import PredictorError
 
-    if args.model_b is None and not (args.vs_precision or args.vs_batch or args.vs_gpu):
-        raise PredictorError("compare needs a second model or one of --vs-precision, --vs-batch, --vs-gpu")
+    if args.model_b is None and not (args.vs_precision or args.vs_batch or args.vs_gpu or args.vs_optimize):
+        raise PredictorError("compare needs a second model or one of --vs-precision, --vs-batch, --vs-gpu, "
+                             "--vs-optimize")
     _check_plot(args.plot)
     shapes = dict(args.shape)
     profile_a = load_profile(args.gpu)
@@ -199,11 +250,14 @@ def _compare(args: argparse.Namespace) -> int:
     prec_b = args.vs_precision or args.precision
     batch_b = args.vs_batch or args.batch
     model_b = args.model_b or args.model
+    opt_a = args.optimize or ()
+    opt_b = args.vs_optimize if args.vs_optimize is not None else opt_a
     pa = predict_file(args.model, profile_a, precision=args.precision, batch=args.batch, shapes=shapes,
-                      calibration=_calibration_for(args, profile_a))
+                      calibration=_calibration_for(args, profile_a), optimize=opt_a)
     pb = predict_file(model_b, profile_b, precision=prec_b, batch=batch_b, shapes=shapes,
-                      calibration=_calibration_for(args, profile_b))
-    desc = lambda p, prof: {"model": p.model, "gpu": prof.name, "precision": p.precision, "batch": p.batch}  # noqa: E731
+                      calibration=_calibration_for(args, profile_b), optimize=opt_b)
+    desc = lambda p, prof: {"model": p.model, "gpu": prof.name, "precision": p.precision, "batch": p.batch,  # noqa: E731
+                            "optimize": ",".join(p.optimizations)}
     la, lb = labels(desc(pa, profile_a), desc(pb, profile_b))
     c = compare(Side(la, pa, profile_a), Side(lb, pb, profile_b))
     _emit(to_json(c) if args.format == "json" else to_table(c, top=args.top), args.output)
@@ -219,9 +273,62 @@ def _predict(args: argparse.Namespace) -> int:
 
     gc.disable()  # an analysis allocates many small objects and frees little: no cycle collections
     try:
-        return _predict_body(args)
+        sweep = len(args.gpu) > 1 or len(args.precision) > 1 or len(args.batch or ()) > 1
+        _check_mode(args, sweep)
+        if sweep:
+            return _sweep(args)
+        return _predict_body(_single_setting(args))
     finally:
         gc.enable()
+
+
+def _check_mode(args: argparse.Namespace, sweep: bool) -> None:
+    """--mode train takes the training options (as predict_graph's keywords: optimizer, impl, loss); inference
+    leaves ``mode`` and them unset (None), so a sweep passes predict_graph no option it does not take."""
+    from .types import PredictorError
+
+    train_opts = [f"--{k.replace('_', '-')}" for k in ("optimizer", "fused_optimizer", "loss")
+                  if getattr(args, k, None) is not None]
+    fused = getattr(args, "fused_optimizer", None)
+    args.impl = None if fused is None else ("fused" if fused else "foreach")
+    if getattr(args, "mode", None) != "train":
+        args.mode = None
+        if train_opts:
+            raise PredictorError(f"{', '.join(train_opts)} appl{'ies' if len(train_opts) == 1 else 'y'} to --mode "
+                                 f"train only")
+
+
+def _single_setting(args: argparse.Namespace) -> argparse.Namespace:
+    """One value in each list option: today's single prediction, with scalar --gpu/--precision/--batch."""
+    args.gpu, args.precision = args.gpu[0], args.precision[0]
+    args.batch = args.batch[0] if args.batch else None
+    return args
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """Comma lists: one row per (GPU, precision, batch) setting (predictor/sweep.py)."""
+    from .machine.profile import load_profile
+    from .sweep import require_success, run_sweep, to_csv, to_json, to_table
+
+    _check_plot(args.plot)
+    profiles = [load_profile(g) for g in args.gpu]
+    fixed = _calibration_for(args, profiles[0]) if args.uncalibrated or args.calibration else None
+    # per-prediction options of predict_graph that this parser may have (None: not given, not passed)
+    extra = {k: getattr(args, k) for k in ("optimize", "mode", "optimizer", "impl", "loss")
+             if getattr(args, k, None) is not None}
+    sweep = require_success(run_sweep(
+        args.model, profiles, args.precision, args.batch or (None,),
+        calibration_for=(lambda _p: fixed) if fixed is not None else _default_calibration,
+        shapes=dict(args.shape), strict=args.strict, **extra))
+    text = to_json(sweep) if args.format == "json" else to_csv(sweep) if args.format == "csv" else to_table(sweep)
+    _emit(text, args.output)
+    if args.plot:
+        from .plots.draw_sweep import save_sweep_chart
+        from .plots.sweep import sweep_chart
+
+        save_sweep_chart(sweep_chart(sweep.rows, title=f"{sweep.model}: predicted time and throughput vs batch "
+                                                       f"size"), args.plot)
+    return 0
 
 
 def _predict_body(args: argparse.Namespace) -> int:
@@ -241,8 +348,20 @@ def _predict_body(args: argparse.Namespace) -> int:
         calibration = load_calibration(args.calibration)
     else:
         calibration = _default_calibration(profile)
-    pred = predict_file(args.model, profile, precision=args.precision, batch=args.batch, shapes=shapes,
-                        calibration=calibration, strict=args.strict)
+    if getattr(args, "mode", None) == "train" and getattr(args, "optimize", None):
+        from .types import PredictorError
+
+        raise PredictorError("--optimize applies to inference (--mode infer) only")
+    if getattr(args, "mode", None) == "train":  # one training step (predictor/train)
+        from .train import predict_training_file
+
+        pred = predict_training_file(args.model, profile, precision=args.precision, batch=args.batch,
+                                     shapes=shapes, calibration=calibration, strict=args.strict,
+                                     optimizer=args.optimizer or "adamw", impl=args.impl or "fused",
+                                     loss=args.loss or "cross_entropy", optimize=args.optimize or ())
+    else:
+        pred = predict_file(args.model, profile, precision=args.precision, batch=args.batch, shapes=shapes,
+                            calibration=calibration, strict=args.strict, optimize=args.optimize or ())
     if args.format == "json":
         text = to_json(pred, profile)
     elif args.format == "csv":
@@ -262,8 +381,16 @@ def _predict_body(args: argparse.Namespace) -> int:
     if args.plot:
         from .plots import series_from_prediction, write_charts
 
-        write_charts([series_from_prediction(pred, profile)], profile, pred.precision, args.plot,
-                     title=f"{pred.model} {pred.precision} batch {pred.batch} on {profile.name} (predicted, "
+        if getattr(pred, "mode", "infer") == "train":  # one series per phase (forward filled)
+            from .train.plots import phase_series
+
+            series = phase_series(pred, profile)
+            what = "training step: forward (filled), backward, optimizer (hollow)"
+        else:
+            series = [series_from_prediction(pred, profile)]
+            what = "predicted"
+        write_charts(series, profile, pred.precision, args.plot,
+                     title=f"{pred.model} {pred.precision} batch {pred.batch} on {profile.name} ({what}, "
                            f"{pred.calibration})")
     return 0
 

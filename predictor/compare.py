@@ -77,7 +77,7 @@ def _totals(p: NetworkPrediction) -> dict[str, Any]:
 def _side(s: Side) -> dict[str, Any]:
     p = s.prediction
     return {"label": s.label, "model": p.model, "gpu": s.profile.name, "precision": p.precision, "batch": p.batch,
-            "calibration": p.calibration, "totals": _totals(p)}
+            "calibration": p.calibration, "optimize": list(getattr(p, "optimizations", ())), "totals": _totals(p)}
 
 
 def to_json_dict(c: Comparison) -> dict[str, Any]:
@@ -154,10 +154,12 @@ def to_table(c: Comparison, top: int = 15) -> str:
 
 def labels(a_desc: Mapping[str, Any], b_desc: Mapping[str, Any]) -> tuple[str, str]:
     """Short labels that name what differs: 'fp32' vs 'fp16', 'batch 1' vs 'batch 32', model names..."""
-    keys = [k for k in ("model", "gpu", "precision", "batch") if a_desc.get(k) != b_desc.get(k)] or ["model"]
+    keys = [k for k in ("model", "gpu", "precision", "batch", "optimize") if a_desc.get(k) != b_desc.get(k)] \
+        or ["model"]
 
     def one(d):
-        return " ".join(f"batch {d[k]}" if k == "batch" else str(d[k]) for k in keys)
+        return " ".join(f"batch {d[k]}" if k == "batch" else f"optimize {d[k] or 'none'}" if k == "optimize"
+                        else str(d[k]) for k in keys)
 
     la, lb = one(a_desc), one(b_desc)
     return (la, lb) if la != lb else (f"A: {la}", f"B: {lb}")

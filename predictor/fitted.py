@@ -10,7 +10,10 @@ when tiles are fewer than SMs), times K / (K + gemm_k_half): each tile's prologu
 ``gemm_k_half`` steps of its K loop; GEMM FLOPs are counted with tile padding (M to 128, N to 64), which
 the kernels execute (checked against ncu's tensor FLOPs, calibration/data/h200/ncu/report).
 Hidden kernels the runtime adds to a node (layout transforms around NCHW convolutions at 16-bit
-precision, casts) are costed as memory-bound copies of the node's input/output bytes. The network time
+precision, casts) cost t0 each plus one memory-bound pass over the node's input and output bytes (half of it
+for a single kernel); they are looked up by graph/opclass.hidden_key (1x1 vs kxk convolutions, ...), else by
+op type (a fused node's base op: a ``FusedConv`` keeps a Conv's), and a node the ``channels_last`` pass put in
+NHWC layout (``graph/fused.py``) gets none of kind ``layout``. The network time
 is the sum over kernels plus the inter-kernel gap of a CUDA-graph replay. Ignores: kernel overlap across
 streams, clock changes, data-dependent speed (zeros run faster than random data).
 The file is plain JSON with provenance; nothing in it is executed.
@@ -24,7 +27,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Mapping
 
-from .graph.opclass import op_class
+from .graph.fused import base_op, channels_last
+from .graph.opclass import hidden_key, kernel_class, op_class
 from .machine.profile import MachineProfile, _reject_constant
 from .precision import PrecisionPolicy
 from .roofline import bound_of, level_times_s
@@ -74,11 +78,12 @@ def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
     return padded_gemm_flops(gemm) / useful if useful > 0 else 1.0
 
 
-def gemm_tiles(gemm: tuple[int, int, int, int] | None) -> int:
+def gemm_tiles(gemm: tuple[int, int, int, int] | None, tile: int = TILE) -> int:
     if gemm is None:
         return 0
     b, m, n, _ = gemm
-    return b * math.ceil(m / TILE) * math.ceil(n / TILE)
+    return b * math.ceil(m / tile) * math.ceil(n / tile)
+
 
 
 class FittedCalibration:
@@ -116,24 +121,37 @@ class FittedCalibration:
         body = max([comp] + list(mem.values()))
         return kernels * prm.t0_s + body, times
 
+    def hidden_kernels(self, node: Node, precision: str) -> list[HiddenKernel]:
+        """The hidden kernels the runtime adds to ``node``: those fitted for its (base) op type; none of kind
+        ``layout`` when a pass put the node in channels-last layout (graph/fused.py, optimize/layout.py)."""
+        op = base_op(node)
+        by_p = self.hidden.get(hidden_key(node, op))  # refined key (1x1 vs kxk conv, ...), else the op type
+        if by_p is None or precision not in by_p:
+            by_p = self.hidden.get(op, {})
+        hidden = by_p.get(precision, [])
+        if hidden and channels_last(node):
+            return [h for h in hidden if h.kind != "layout"]
+        return hidden
+
     def predict_op(self, node: Node, cost: OpCost, profile: MachineProfile,
                    policy: PrecisionPolicy) -> OpPrediction:
         if cost.kernels == 0:
             return OpPrediction(cost=cost, time_s=0.0, bound=Bound.LATENCY, level_time_s=_NO_TIME, efficiency=1.0)
         ideal_times = level_times_s(cost, profile, profile.kernel_gap_s)
         ideal, _ = bound_of(ideal_times)
-        cls = op_class(node.op_type)
+        cls = kernel_class(node, base_op(node))
         prm = self.params(cls, policy.name)
         wave = wave_efficiency(gemm_tiles(cost.work.gemm), profile.sm_count, cost.work.gemm[3]) \
             if cost.work.gemm else 1.0
         t, times = self._kernel_time(cost, profile, prm, cost.kernels, wave)
         extra_names, extra_t = [], 0.0
-        for h in self.hidden.get(node.op_type, {}).get(policy.name, []):
-            moved = _hidden_bytes(cost, h.bytes_of)
+        hidden = self.hidden_kernels(node, policy.name)
+        for h in hidden:
+            moved = _hidden_bytes(cost, h.bytes_of) * hidden_bytes_share(h.count)
             hp = self.params(h.kind, policy.name)
-            extra_t += h.count * (hp.t0_s + moved / (profile.bandwidth(MemLevel.HBM) * hp.eff_memory))
+            extra_t += h.count * hp.t0_s + moved / (profile.bandwidth(MemLevel.HBM) * hp.eff_memory)
             extra_names.append(f"{h.kind} x{h.count:g}")
-        n_kernels = cost.kernels + sum(h.count for h in self.hidden.get(node.op_type, {}).get(policy.name, []))
+        n_kernels = cost.kernels + sum(h.count for h in hidden)
         total = t + extra_t + n_kernels * self.kernel_gap_s
         bound = _bound(times)
         return OpPrediction(cost=cost, time_s=total, bound=bound, level_time_s=frozen_map(times),
@@ -157,6 +175,12 @@ class FittedCalibration:
             host += kernels * per_kernel
             gpu = max(gpu, host) + p.time_s
         return max(gpu, host)
+
+
+def hidden_bytes_share(count: float) -> float:
+    """Share of a node's ``bytes_of`` bytes its hidden kernels move: a transform each of the input and the
+    output (weights are small), so one kernel moves about half and two or more move all of it."""
+    return min(count, 2.0) / 2.0
 
 
 def _bound(times: dict[str, float]) -> Bound:

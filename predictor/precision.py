@@ -22,6 +22,8 @@ class PrecisionPolicy:
 
     storage: bytes per element of every floating-point tensor (integer and bool tensors keep their own).
     matmul: (precision, unit) of MATMUL work; vector: (precision, unit) of VECTOR work.
+    natural_floats: every float tensor keeps the bytes of its own dtype (the nodes of a mixed-precision
+    graph, whose tensors carry their runtime dtype, see predictor/amp.py) instead of ``storage_bytes``.
     Ignores: mixed policies keep fp32 accumulators inside the matmul units, which costs no extra bytes.
     """
 
@@ -29,9 +31,10 @@ class PrecisionPolicy:
     storage_bytes: int
     matmul: tuple[Precision, Unit]
     vector: tuple[Precision, Unit]
+    natural_floats: bool = False
 
     def dtype_bytes(self, dtype: str) -> int:
-        if dtype in FLOAT_DTYPES:
+        if dtype in FLOAT_DTYPES and not self.natural_floats:
             return self.storage_bytes
         return _DTYPE_BYTES.get(dtype, 4)
 
@@ -47,12 +50,27 @@ POLICIES: dict[str, PrecisionPolicy] = {
     # fp8/int8: matmuls on the 8-bit tensor path, everything else stored in 8 bits but computed in fp16
     "fp8": PrecisionPolicy("fp8", 1, (Precision.FP8, Unit.TENSOR), (Precision.FP16, Unit.CUDA)),
     "int8": PrecisionPolicy("int8", 1, (Precision.INT8, Unit.TENSOR), (Precision.FP16, Unit.CUDA)),
+    # torch.autocast: low-precision matmuls/convs, fp32 softmax/norms/reductions, casts between (amp.py);
+    # these whole-network entries give the matmul unit and the storage of matmul operands
+    "amp": PrecisionPolicy("amp", 2, (Precision.FP16, Unit.TENSOR), (Precision.FP32, Unit.CUDA), True),
+    "amp-bf16": PrecisionPolicy("amp-bf16", 2, (Precision.BF16, Unit.TENSOR), (Precision.FP32, Unit.CUDA), True),
 }
+MIXED = ("amp", "amp-bf16")
+_MIXED_LOW = {"amp": "fp16", "amp-bf16": "bf16"}
+
+
+def mixed_node_policies(name: str) -> tuple[PrecisionPolicy, PrecisionPolicy]:
+    """(low, fp32) policies of the nodes of a mixed-precision graph: named like the uniform policies (so a
+    fitted calibration applies its fp16/bf16 and fp32 parameters), with tensors at their own dtype."""
+    from dataclasses import replace
+
+    low = POLICIES[_MIXED_LOW[name]]
+    return replace(low, natural_floats=True), replace(POLICIES["fp32"], natural_floats=True)
 
 
 def policy(name: str) -> PrecisionPolicy:
     try:
-        return POLICIES[name.lower()]
+        return POLICIES[name.lower().replace("_", "-")]
     except KeyError:
         raise PredictorError(
             f"unknown precision '{name}' (known: {', '.join(POLICIES)})") from None

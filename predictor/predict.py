@@ -4,28 +4,51 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
+from .amp import autocast, is_mixed
 from .calibrate import Calibration, Uncalibrated
 from .graph.cost import cost_graph
 from .graph.loader import Graph, load
 from .graph.traffic import HierarchicalTraffic
 from .machine.profile import MachineProfile
+from .optimize import apply_passes
+from .optimize import resolve as resolve_passes
 from .precision import policy as get_policy
 from .types import NetworkPrediction, PredictorError, frozen_map
 
 
 def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32",
                   calibration: Calibration | None = None, strict: bool = False,
-                  batch: int | None = None) -> NetworkPrediction:
+                  batch: int | None = None, optimize: tuple[str, ...] | str = (), mode: str = "infer",
+                  **train_options) -> NetworkPrediction:
+    """``optimize``: graph optimisation passes (predictor/optimize; a comma list, a sequence, or ``all``)
+    applied to the graph before costing. ``mode="train"``: one training step (predictor/train; its
+    ``train_options``: optimizer, impl, loss)."""
+    if mode == "train":
+        from .train import predict_training_graph
+
+        return predict_training_graph(graph, profile, precision, calibration, strict, batch, optimize=optimize,
+                                      **train_options)
+    if mode != "infer" or train_options:
+        raise PredictorError(f"predict_graph: mode must be 'infer' or 'train' (training options need 'train'), "
+                             f"not {mode!r}")
     pol = get_policy(precision)
+    passes = resolve_passes(optimize)
     cal = calibration or Uncalibrated()
     traffic = HierarchicalTraffic(profile.l2_bytes, profile.arch)
-    gc = cost_graph(graph.nodes, pol, graph.opset or 21, traffic, frozenset(t.name for t in graph.inputs))
+    node_pol: Mapping = {}
+    if is_mixed(pol.name):  # torch.autocast: per-node precision and the casts it launches
+        mixed = autocast(graph, pol.name)
+        graph, node_pol = mixed.graph, mixed.node_policy
+    if passes:  # after autocast: fused nodes keep their last member's name, hence its precision policy
+        graph = apply_passes(graph, passes)
+    gc = cost_graph(graph.nodes, pol, graph.opset or 21, traffic, frozenset(t.name for t in graph.inputs),
+                    node_policies=node_pol)
     not_costed = gc.not_costed
     if strict and not_costed:
         listing = ", ".join(f"{k} x{v}" for k, v in sorted(not_costed.items()))
         raise PredictorError(f"--strict: ops the cost model does not know: {listing}")
     by_name = {n.name: n for n in graph.nodes}
-    ops = tuple(cal.predict_op(by_name[c.name], c, profile, pol) for c in gc.costs)
+    ops = tuple(cal.predict_op(by_name[c.name], c, profile, node_pol.get(c.name, pol)) for c in gc.costs)
     eager = getattr(cal, "eager_time_s", None)
     return NetworkPrediction(
         model=os.path.basename(graph.path),
@@ -36,14 +59,17 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
         unsupported=frozen_map(not_costed),
         calibration=cal.name,
         eager_time_s=eager(list(ops), 0) if eager is not None else None,
+        optimizations=passes,
     )
 
 
 def predict_file(path: str, gpu: MachineProfile, precision: str = "fp32", batch: int | None = None,
                  shapes: Mapping[str, tuple[int, ...]] | None = None, calibration: Calibration | None = None,
-                 strict: bool = False) -> NetworkPrediction:
+                 strict: bool = False, optimize: tuple[str, ...] | str = ()) -> NetworkPrediction:
+    resolve_passes(optimize)  # an unknown pass name is an error before the model is read
     graph = load(path, batch=batch, shapes=shapes)
-    return predict_graph(graph, gpu, precision, calibration, strict, batch=_batch_of(graph, batch))
+    return predict_graph(graph, gpu, precision, calibration, strict, batch=_batch_of(graph, batch),
+                         optimize=optimize)
 
 
 def _batch_of(graph: Graph, batch: int | None) -> int | None:

@@ -35,13 +35,14 @@ def op_json(op: OpPrediction) -> dict:
 
 
 def to_json_dict(pred: NetworkPrediction, profile: MachineProfile) -> dict:
-    return {
+    doc = {
         "schema_version": JSON_SCHEMA_VERSION,
         "model": pred.model,
         "gpu": profile.to_json(),
         "precision": pred.precision,
         "batch": pred.batch,
         "calibration": pred.calibration,
+        "optimize": list(getattr(pred, "optimizations", ())),
         "total_time_s": pred.total_time_s,
         "eager_time_s": pred.eager_time_s,
         "total_flops": pred.total_flops,
@@ -51,6 +52,11 @@ def to_json_dict(pred: NetworkPrediction, profile: MachineProfile) -> dict:
         "ops": [op_json(o) for o in pred.ops],
         "unsupported": dict(pred.unsupported),
     }
+    if getattr(pred, "mode", "infer") == "train":  # a training step: phases, memory (predictor/train/report.py)
+        from .train.report import extend_json
+
+        extend_json(doc, pred)
+    return doc
 
 
 def to_json(pred: NetworkPrediction, profile: MachineProfile) -> str:
@@ -62,6 +68,10 @@ CSV_COLUMNS = ("name", "op_type", "flops", "bytes_L1", "bytes_L2", "bytes_HBM", 
 
 
 def to_csv(pred: NetworkPrediction) -> str:
+    if getattr(pred, "mode", "infer") == "train":
+        from .train.report import to_csv as train_csv
+
+        return train_csv(pred)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
@@ -91,10 +101,15 @@ def _time(t: float) -> str:
 
 
 def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) -> str:
+    if getattr(pred, "mode", "infer") == "train":
+        from .train.report import to_table as train_table
+
+        return train_table(pred, profile, top)
     lines = []
     total = pred.total_time_s or 1.0
     lines.append(f"model {pred.model} on {profile.full_name} ({profile.name}), precision {pred.precision}, "
-                 f"batch {pred.batch}, calibration: {pred.calibration}")
+                 f"batch {pred.batch}, calibration: {pred.calibration}"
+                 + (f", optimize: {','.join(pred.optimizations)}" if getattr(pred, "optimizations", ()) else ""))
     hdr = f"{'op':<44} {'type':<20} {'time':>10} {'share':>6} {'bound':>8} {'FLOPs':>11} {'HBM bytes':>11}"
     lines.append(hdr)
     lines.append("-" * len(hdr))

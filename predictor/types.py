@@ -177,6 +177,7 @@ class NetworkPrediction:
     unsupported: Mapping[str, int]
     calibration: str
     eager_time_s: float | None = None
+    optimizations: tuple[str, ...] = ()  # graph optimisation passes applied (predictor/optimize), in order
 
     @property
     def total_time_s(self) -> float:

@@ -26,7 +26,7 @@ import numpy as np
 
 from predictor.fitted import gemm_tiles, tile_padding, wave_efficiency
 from predictor.graph.cost import cost_graph
-from predictor.graph.opclass import CLASSES, op_class
+from predictor.graph.opclass import KERNEL_CLASSES, hidden_key, kernel_class
 from predictor.graph.traffic import HierarchicalTraffic
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
@@ -43,7 +43,7 @@ SHARED: dict[str, str] = {}
 
 def _gp(precision: str) -> str:
     return SHARED.get(precision, precision)
-FIT_CLASSES = tuple(CLASSES) + ("layout",)
+FIT_CLASSES = tuple(KERNEL_CLASSES) + ("layout",)
 TENSOR_PRECISIONS = ("tf32", "fp16", "bf16")
 MIN_TENSOR_EFFICIENCY = 0.6
 CASE_WEIGHT = 2.0  # weight of each training case's whole-network log error against its scope samples
@@ -105,14 +105,54 @@ def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str,
         measured = kernels_by_scope(rows)
         for scope, cs in by_scope.items():
             if len(cs) == 1 and scope in measured and scope:
-                extra.setdefault((cs[0].op_type, case.precision), []).append(len(measured[scope]) - cs[0].kernels)
+                n_extra = len(measured[scope]) - cs[0].kernels
+                extra.setdefault((cs[0].op_type, case.precision), []).append(n_extra)
+                key = hidden_key(nodes[cs[0].name])
+                if key != cs[0].op_type:
+                    extra.setdefault((key, case.precision), []).append(n_extra)
     table: dict[str, dict[str, float]] = {}
     for (op, prec), xs in sorted(extra.items()):
         if len(xs) >= 3:
             avg = float(np.mean(xs))
             if avg >= 0.25:
                 table.setdefault(op, {})[prec] = round(min(avg, 4.0), 2)
+            elif ":" in op:  # a refined key with (almost) no extra kernels overrides its op type's count
+                table.setdefault(op, {})[prec] = 0.0
     return table
+
+
+def hidden_count(hidden: dict, node, precision: str) -> float:
+    """The learned count of a node: by its refined key, else by its op type (as FittedCalibration)."""
+    by_p = hidden.get(hidden_key(node))
+    if by_p is None or precision not in by_p:
+        by_p = hidden.get(node.op_type, {})
+    return by_p.get(precision, 0.0)
+
+
+AMP_KERNELS = Path(__file__).resolve().parents[1] / "data" / "h200" / "whatif" / "amp_kernels" / "amp_kernels.json"
+_AMP_MODES = {"amp": "fp16", "amp_bf16": "bf16"}
+
+
+def learn_autocast_hidden(path: Path = AMP_KERNELS) -> dict[str, dict[str, float]]:
+    """Extra kernels of a batch norm under autocast (fp32 parameters, 16-bit input), per low precision, from
+    the profiled eager forwards of training-split networks (calibration/networks/amp_kernels.py): kernels of
+    each module scope whose kernels all belong to aten::batch_norm, minus one."""
+    if not path.is_file():
+        return {}
+    doc = json.loads(path.read_text())
+    extra: dict[str, list[int]] = {}
+    for case in doc.get("cases", []):
+        prec = _AMP_MODES.get(case.get("mode", ""))
+        if prec is None or case.get("error") or _zoo_split(case.get("network", "")) != "train":
+            continue
+        scopes: dict[str, list[dict]] = {}
+        for r in case.get("rows", []):
+            scopes.setdefault(r["module_path"], []).append(r)
+        for rs in scopes.values():
+            if rs and all(r["aten_op"] == "aten::batch_norm" for r in rs):
+                extra.setdefault(prec, []).append(len(rs) - 1)
+    return {"BatchNormalization:fp32_params": {p: round(float(np.mean(xs)), 2) for p, xs in sorted(extra.items())
+                                               if len(xs) >= 3}} if extra else {}
 
 
 def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: dict):
@@ -144,9 +184,9 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
                 ideal = level_times_s(c, profile, 0.0)
                 wave = wave_efficiency(gemm_tiles(c.work.gemm), profile.sm_count, c.work.gemm[3]) \
                     if c.work.gemm else 1.0
-                h = hidden.get(c.op_type, {}).get(case.precision, 0.0)
+                h = hidden_count(hidden, nodes[c.name], case.precision)
                 hb = _hidden_bytes(c)
-                cols["group"].append(groups[(op_class(c.op_type), case.precision)])
+                cols["group"].append(groups[(kernel_class(nodes[c.name]), case.precision)])
                 cols["kernels"].append(c.kernels)
                 cols["compute_s"].append(ideal["compute"] * tile_padding(c.work.gemm) / wave)
                 cols["gemm_k"].append(float(c.work.gemm[3]) if c.work.gemm else 0.0)
@@ -176,7 +216,8 @@ def node_times(theta: np.ndarray, rows: NodeRows) -> np.ndarray:
     k_eff = np.where(rows.gemm_k > 0, rows.gemm_k / (rows.gemm_k + k_half), 1.0)
     body = np.maximum(np.maximum(np.where(rows.compute_s > 0, rows.compute_s / (ec[g] * k_eff), 0.0),
                                  rows.memory_s / em[g]), rows.cache_s)
-    return rows.kernels * t0[g] + body + rows.hidden * (t0[lg] + rows.hidden_s / em[lg])
+    # hidden kernels: t0 each plus one pass over the node's bytes (half for one kernel: hidden_bytes_share)
+    return rows.kernels * t0[g] + body + rows.hidden * t0[lg] + np.minimum(rows.hidden, 2.0) / 2.0 * rows.hidden_s / em[lg]
 
 
 def predict_samples(theta: np.ndarray, rows: NodeRows, n_samples: int) -> np.ndarray:
@@ -259,7 +300,7 @@ def build_document(result: dict, cases: list[Case], profile, host_s: float) -> d
     classes = {}
     for cls, by_p in result["classes"].items():
         classes[cls] = {p: {k: v[k] for k in ("t0_s", "eff_compute", "eff_memory")} for p, v in by_p.items()}
-    hidden = {op: {p: [{"kind": "layout", "count": n, "bytes_of": "io"}] for p, n in by_p.items()}
+    hidden = {op: {p: ([{"kind": "layout", "count": n, "bytes_of": "io"}] if n > 0 else []) for p, n in by_p.items()}
               for op, by_p in result["hidden"].items()}
     nets = sorted({c.network for c in cases})
     return {
@@ -298,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     kernels = load_kernels()
     result = fit(cases, kernels, profile)
+    result["hidden"].update(learn_autocast_hidden())
     doc = build_document(result, cases, profile, host_dispatch(cases))
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(doc, indent=1) + "\n")

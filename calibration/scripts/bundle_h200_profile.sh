@@ -20,6 +20,13 @@ for s in p["sources"].values():
         s["rebuilt_by"] = "calibration/scripts/bundle_h200_profile.sh (series: L1 read_fp32x4, L2/HBM copy_fp32x4)"
 p.update(name="h200", full_name="NVIDIA H200 SXM 141GB (ERT-measured)",
          aliases=["h200-sxm", "h200-sxm-141gb", "h200-141gb", "h200-ert"])
+# device memory as nvidia-smi reports it on the calibration machine (memory.total 143771 MiB)
+p["memory_bytes"] = {"value": 143771 * 1048576, "source": "env-2026-12-02"}
+p["sources"]["env-2026-12-02"] = {
+    "kind": "measured", "date": "2026-12-02",
+    "reference": "nvidia-smi memory.total 143771 MiB on the H200 of the calibration runs (calibration/data/h200/env/"
+                 "gpu.csv, nvidia-smi.txt); torch.cuda.get_device_properties().total_memory was 150109880320 B "
+                 "(env/python_env.json)"}
 json.dump(p, open("predictor/machine/profiles/h200.json", "w"), indent=2)
 open("predictor/machine/profiles/h200.json", "a").write("\n")
 PY

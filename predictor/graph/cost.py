@@ -6,6 +6,8 @@ shapes are unknown, are collected by op type and count: reported, never counted 
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence
 
@@ -71,15 +73,22 @@ def to_cost(node: Node, work: OpWork, policy: PrecisionPolicy,
 
 def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = 21,
                traffic: TrafficModel | None = None, graph_inputs: frozenset = frozenset(),
-               runtime_patterns: bool = True) -> GraphCost:
+               runtime_patterns: bool = True,
+               node_policies: Mapping[str, PrecisionPolicy] | None = None) -> GraphCost:
     """Cost every node; with ``runtime_patterns``, fold exporter decompositions back into the kernels the
-    reference runtime launches (graph/runtime.py); ``graph_inputs`` tells inputs from initializers."""
+    reference runtime launches (graph/runtime.py); ``graph_inputs`` tells inputs from initializers;
+    ``node_policies`` gives some nodes a policy of their own (mixed precision, predictor/amp.py)."""
     seq: list[tuple[Node, OpWork]] = []
     unsupported: dict[str, int] = {}
     unshaped: dict[str, int] = {}
-    for node in nodes:
+    pol_of = (lambda n: node_policies.get(n.name, policy)) if node_policies else (lambda n: policy)
+    memo_key = _work_key(nodes, policy, opset, graph_inputs, runtime_patterns, node_policies)
+    reused = _WORK_MEMO.get().get(memo_key) if memo_key is not None else None
+    if reused is not None:  # within reuse_work(): these nodes were costed before, under another GPU
+        _, seq, unsupported, unshaped = reused
+    for node in nodes if reused is None else ():
         try:
-            work = node_work(node, policy, opset)
+            work = node_work(node, pol_of(node), opset)
         except ShapeUnknown:
             unshaped[node.op_type] = unshaped.get(node.op_type, 0) + 1
             continue
@@ -88,8 +97,40 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = 21,
             unsupported[key] = unsupported.get(key, 0) + 1
             continue
         seq.append((node, work))
-    if runtime_patterns:
+    if runtime_patterns and reused is None:
         seq = runtime.apply(seq, nodes, graph_inputs)
+    if memo_key is not None and reused is None:
+        _WORK_MEMO.get()[memo_key] = (nodes, seq, unsupported, unshaped)  # keeps `nodes` alive: its id stays its own
     levels = (traffic or CompulsoryTraffic()).assign(seq, policy.matmul[1], policy.storage_bytes)
-    costs = tuple(to_cost(n, w, policy, lb) for (n, w), lb in zip(seq, levels))
+    costs = tuple(to_cost(n, w, pol_of(n), lb) for (n, w), lb in zip(seq, levels))
     return GraphCost(costs, frozen_map(unsupported), frozen_map(unshaped))
+
+
+# the GPU-independent part of cost_graph (each node's formula, the runtime patterns), inside reuse_work()
+_WORK_MEMO: ContextVar[dict | None] = ContextVar("predictor_cost_work_memo", default=None)
+
+
+@contextmanager
+def reuse_work():
+    """Within the block, ``cost_graph`` runs the node formulas and the runtime patterns once per (nodes object,
+    policy, opset, graph inputs) and reuses them; only the traffic model, which depends on each GPU's L2 size
+    and architecture, runs again. A sweep over GPUs (predictor/sweep.py) uses it. Results are identical;
+    calls with per-node policies (mixed precision) are not reused."""
+    token = _WORK_MEMO.set({})
+    try:
+        yield
+    finally:
+        _WORK_MEMO.reset(token)
+
+
+def _work_key(nodes, policy, opset, graph_inputs, runtime_patterns, node_policies) -> tuple | None:
+    if _WORK_MEMO.get() is None or node_policies:
+        return None
+    try:
+        key = (id(nodes), policy, opset, frozenset(graph_inputs), runtime_patterns)
+        hash(key)
+    except TypeError:  # an unhashable policy or input set: no reuse
+        return None
+    memo = _WORK_MEMO.get()
+    hit = memo.get(key)
+    return key if hit is None or hit[0] is nodes else None

@@ -2,25 +2,73 @@
 from __future__ import annotations
 
 _CLASSES: dict[str, tuple[str, ...]] = {
-    "conv": ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv"),
-    "gemm": ("MatMul", "Gemm", "Einsum", "MatMulInteger", "QLinearMatMul"),
+    "conv": ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "FusedConv"),
+    "gemm": ("MatMul", "Gemm", "Einsum", "MatMulInteger", "QLinearMatMul", "FusedMatMul"),
     "attention": ("Attention", "MultiHeadAttention", "FusedAttention"),
     "rnn": ("LSTM", "GRU", "RNN"),
     "norm": ("BatchNormalization", "LayerNormalization", "GroupNormalization", "InstanceNormalization",
              "LpNormalization", "SimplifiedLayerNormalization", "RMSNormalization", "MeanVarianceNormalization"),
     "softmax": ("Softmax", "LogSoftmax", "Hardmax"),
     "reduce": ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-               "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "TopK"),
+               "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "TopK", "FusedReduction"),
     "pool": ("MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"),
     "resize": ("Resize", "Upsample"),
     "copy": ("Concat", "Split", "Slice", "Gather", "GatherElements", "GatherND", "ScatterND", "ScatterElements",
              "Transpose", "Pad", "Expand", "Tile", "Cast", "CastLike", "CumSum", "Range", "Trilu", "OneHot",
-             "NonZero", "ConstantOfShape", "Where", "DepthToSpace", "SpaceToDepth"),
+             "NonZero", "ConstantOfShape", "Where", "DepthToSpace", "SpaceToDepth", "AmpCast"),
 }
 _BY_OP = {op: cls for cls, ops in _CLASSES.items() for op in ops}
 CLASSES = tuple(_CLASSES) + ("elementwise",)
+KERNEL_CLASSES = CLASSES + ("depthwise",)  # calibration classes (kernel_class): op classes + depthwise conv
 
 
 def op_class(op_type: str) -> str:
     """The class of an op type; anything not listed is elementwise (unary/binary pointwise ops)."""
     return _BY_OP.get(op_type, "elementwise")
+
+
+_SIXTEEN = ("float16", "bfloat16")
+
+
+def hidden_key(node, op: str | None = None) -> str:
+    """Key of the hidden kernels (layout transforms, copies) the runtime adds around a node: the op type,
+    refined where the runtime launches different programs (measured, see calibration/fit/fit.py):
+
+    * Conv: ``Conv:pointwise`` (1x1, stride 1, one group: cuDNN runs it as a GEMM on NCHW, no transform),
+      ``Conv:pointwise_strided``, ``Conv:depthwise`` (groups = input channels), ``Conv:grouped`` and
+      ``Conv:spatial`` (kxk: input, weight and output transforms at 16-bit);
+    * BatchNormalization with fp32 parameters on a 16-bit input (autocast): ``BatchNormalization:fp32_params``
+      (cuDNN's inference kernel instead of PyTorch's native three-kernel path).
+    ``op`` overrides the node's op type (a fused node's base op). A key with no fitted entry falls back to
+    the op type."""
+    op = op or node.op_type
+    if op == "Conv":
+        w = node.inputs[1] if len(node.inputs) > 1 else None
+        x = node.inputs[0] if node.inputs else None
+        if w is None or w.shape is None or len(w.shape) < 3:
+            return op
+        group = int(node.attrs.get("group", 1))
+        cin = x.shape[1] if x is not None and x.shape is not None and len(x.shape) > 1 else None
+        if group > 1:
+            return "Conv:depthwise" if cin is not None and group == cin else "Conv:grouped"
+        if all(k == 1 for k in w.shape[2:]):
+            strides = tuple(node.attrs.get("strides", ()) or ())
+            return "Conv:pointwise" if all(s == 1 for s in strides) else "Conv:pointwise_strided"
+        return "Conv:spatial"
+    if op == "BatchNormalization" and len(node.inputs) > 1 and node.inputs[0] is not None \
+            and node.inputs[1] is not None and node.inputs[0].dtype in _SIXTEEN and node.inputs[1].dtype == "float32":
+        return "BatchNormalization:fp32_params"
+    return op
+
+
+def kernel_class(node, op: str | None = None) -> str:
+    """The calibration class of a node's kernel: its op class, except that a pointwise convolution (1x1,
+    stride 1, one group) is a GEMM (cuDNN dispatches it to cuBLAS GEMM kernels, nvjet/sm90 gemm in the
+    H200 kernel tables) and takes the GEMM class's efficiency, and a depthwise convolution is a class of its own
+(``depthwise``: CUDA-core stencil kernels, no implicit GEMM). ``op``: a fused node's base op."""
+    key = hidden_key(node, op)
+    if key == "Conv:pointwise":
+        return "gemm"
+    if key == "Conv:depthwise":
+        return "depthwise"
+    return op_class(node.op_type)

@@ -14,7 +14,7 @@ PyTorch eager), and exporter variants these matchers do not recognise (they stay
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from ..types import Node, OpWork, WorkKind, frozen_map
@@ -119,8 +119,18 @@ def _numel(shape) -> int:
     return n
 
 
-@pattern("sdpa")
-def _sdpa(ix: _Index, sm: Node):
+@dataclass(frozen=True)
+class _SdpaMatch:
+    group: list  # every node of the call, the second MatMul last
+    mq: Node
+    mk: Node
+    second: Node
+    add: Node | None
+    extra: list
+    mask_src: object
+
+
+def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
     if sm.op_type != "Softmax":
         return None
     first = ix.prod(sm, 0)
@@ -164,8 +174,28 @@ def _sdpa(ix: _Index, sm: Node):
     if out_t is not None and out_t.op_type == "Transpose":
         extra.append(out_t)
     group = [mq, mk, first] + ([add] if add is not None else []) + [sm] + guard + extra + [second]
-    if not ix.free(*(n.name for n in group)):
+    return _SdpaMatch(group, mq, mk, second, add, extra, mask_src)
+
+
+def sdpa_groups(nodes: Sequence[Node], graph_inputs: frozenset = frozenset()) -> frozenset:
+    """Names of the nodes the ``sdpa`` pattern folds into fused attention kernels (before costing)."""
+    ix = _Index([], nodes)
+    ix.graph_inputs = graph_inputs
+    out: set[str] = set()
+    for n in nodes:
+        if n.op_type == "Softmax" and n.name not in out:
+            m = _sdpa_match(ix, n)
+            if m is not None:
+                out.update(x.name for x in m.group)
+    return frozenset(out)
+
+
+@pattern("sdpa")
+def _sdpa(ix: _Index, sm: Node):
+    m = _sdpa_match(ix, sm)
+    if m is None or not ix.free(*(n.name for n in m.group)):
         return None
+    group, mq, mk, second, add, extra, mask_src = m.group, m.mq, m.mk, m.second, m.add, m.extra, m.mask_src
     ws = [ix.work[n.name] for n in group]
     inputs: dict[str, float] = {}
     for node, t in ((mq, mq.inputs[1 - _scalar_const(ix, mq)]), (mk, mk.inputs[1 - _scalar_const(ix, mk)]),
@@ -254,7 +284,8 @@ _SMALL = 4096
 def _const_fold(ix: _Index, node: Node):
     """Arithmetic on constants alone (attention scales, masks of fixed shape) is a Python value in eager."""
     w = ix.work.get(node.name)
-    if w is None or w.kernels == 0 or not node.inputs or node.op_type in ("Constant", "ConstantOfShape"):
+    if w is None or w.kernels == 0 or not node.inputs or node.op_type in ("Constant", "ConstantOfShape") \
+            or node.domain == "ai.predictor":  # the predictor's own kernels (autocast casts) run as costed
         return None
     out = node.outputs[0]
     if out.shape is None or _numel(out.shape) > _SMALL:

@@ -239,7 +239,7 @@ def _rnn_gemm_operand_bytes(node: Node, work: OpWork, elem_bytes: int) -> float:
 
 
 _RNN = frozenset({"LSTM", "GRU", "RNN"})
-_IMPLICIT_GEMM = frozenset({"Conv", "ConvInteger", "QLinearConv", "ConvTranspose"})
+_IMPLICIT_GEMM = frozenset({"Conv", "ConvInteger", "QLinearConv", "ConvTranspose", "FusedConv"})
 
 
 def _out_bytes(node: Node, elem_bytes: int) -> float:

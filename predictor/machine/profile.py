@@ -43,6 +43,8 @@ class MachineProfile:
     sources: Mapping[str, Mapping[str, Any]]
     datasheet: Mapping[str, Any]
     path: str = ""
+    # device memory a process can address (nvidia-smi's memory.total); profiles without it use hbm_bytes
+    memory_bytes: float = 0.0
 
     def peak(self, precision: Precision, unit: Unit) -> float | None:
         return self.peak_flops_per_s.get((precision, unit))
@@ -72,6 +74,7 @@ class MachineProfile:
             "bandwidth_Bps": {lv.value: v for lv, v in self.bandwidth_Bps.items()},
             "launch_overhead_s": self.launch_overhead_s,
             "kernel_gap_s": self.kernel_gap_s,
+            "memory_bytes": self.memory_bytes or self.hbm_bytes,
             "provenance": {"fields": dict(self.provenance), "sources": {k: dict(v) for k, v in self.sources.items()}},
         }
 
@@ -189,6 +192,8 @@ def parse_profile(doc: Any, where: str = "<profile>") -> MachineProfile:
     datasheet = doc.get("datasheet", {})
     if not isinstance(datasheet, dict):
         raise _bad(where, "datasheet", "must be an object")
+    memory = _number(doc["memory_bytes"], "memory_bytes", where, sources, prov, integer=True) \
+        if "memory_bytes" in doc else scalars["hbm_bytes"]
     return MachineProfile(
         name=doc["name"],
         full_name=str(doc.get("full_name", doc["name"])),
@@ -206,4 +211,5 @@ def parse_profile(doc: Any, where: str = "<profile>") -> MachineProfile:
         sources=frozen_map({k: frozen_map(v) for k, v in sources.items()}),
         datasheet=frozen_map(datasheet),
         path=where,
+        memory_bytes=float(memory),
     )

@@ -5,10 +5,12 @@ only from initializers are folded: free; ``weight_bytes`` = bytes read from init
 formulas read attributes with ``_common.attr`` (schema defaults from ``_schema_defaults``, no onnx import).
 """
 from . import (  # noqa: F401  (imported for their @register side effects)
+    amp_cast,
     attention,
     conv,
     data_movement,
     elementwise,
+    fused,
     matmul,
     normalization,
     pooling,

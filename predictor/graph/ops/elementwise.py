@@ -128,11 +128,13 @@ def cast(ctx: OpContext) -> OpWork:
 
     Free (0 kernels) when the conversion is an identity under the precision policy: same dtype, or
     float -> float, because the policy stores every floating-point tensor in one type (a fp32 -> fp16
-    Cast in an exported graph becomes fp16 -> fp16 when the network runs at ``--precision fp16``).
+    Cast in an exported graph becomes fp16 -> fp16 when the network runs at ``--precision fp16``); under a
+    mixed policy (tensors at their own dtype) a float -> float Cast is a real kernel.
     CastLike reads only the *type* of its second input: its bytes are not counted.
     """
     src = ctx.input(0).dtype
     dst = ctx.output(0).dtype
-    if src == dst or (src in FLOAT_DTYPES and dst in FLOAT_DTYPES) or host_constant(ctx):
+    if src == dst or (src in FLOAT_DTYPES and dst in FLOAT_DTYPES and not ctx.policy.natural_floats) \
+            or host_constant(ctx):
         return ctx.free_view()
     return with_input_reads(ctx.work(bytes_read=ctx.in_bytes(0)), input_reads(ctx, {1: 0}))

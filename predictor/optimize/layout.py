@@ -1,0 +1,46 @@
+"""``channels_last``: convolutions and batch norms run in NHWC, so the layout transforms go away.
+
+The fitted calibration adds hidden kernels of kind ``layout`` around 16-bit NCHW convolutions and batch
+norms (cuDNN's ``nchwToNhwc``/``nhwcToNchw``, learned from the kernel-to-op mapping of PyTorch eager; see
+``FittedCalibration.predict_op``). A compiler that keeps activations channels-last end to end
+(TorchInductor's ``layout_optimization``, on by default for graphs with convolutions; TensorRT) launches
+none: this pass marks those nodes with ``LAYOUT = "NHWC"`` (graph/fused.py) and the calibration drops
+their ``layout`` hidden kernels (other hidden kinds stay). The node's own cost does not change.
+
+Marked: 4-D and 5-D ``Conv`` and ``FusedConv`` nodes that are dense (group 1) or depthwise (group = input
+channels), and ``BatchNormalization``. Grouped convolutions (1 < group < channels) keep theirs: cuDNN's NHWC
+kernels for them still slice and transform channel groups (measured under TorchInductor on the H200 for
+regnet_y_1_6gf: ``nhwcSliceCKernel`` and ``tensorTransformGeneric`` around every grouped convolution).
+Ignores: the one conversion of the network input to channels-last (a copy of the input tensor).
+"""
+from __future__ import annotations
+
+from ..graph.fused import BASE_OP, FUSED_CONV, LAYOUT, NHWC
+from ..graph.loader import Graph
+from ..types import Node
+from ._graph import GraphIndex, rewrite, with_attrs
+from .registry import optimization
+
+_DEFAULT = ("", "ai.onnx")
+
+
+def nhwc_capable(node: Node) -> bool:
+    """Whether the node runs without layout transforms when activations are channels-last."""
+    if node.op_type == "BatchNormalization" and node.domain in _DEFAULT:
+        return True
+    is_conv = (node.op_type == "Conv" and node.domain in _DEFAULT) or \
+        (node.op_type == FUSED_CONV and node.attrs.get(BASE_OP) == "Conv")
+    if not is_conv or not node.inputs or node.inputs[0] is None or node.inputs[0].shape is None:
+        return False
+    x = node.inputs[0].shape
+    if len(x) not in (4, 5):
+        return False
+    groups = int(node.attrs.get("group", 1) or 1)
+    return groups == 1 or groups == x[1]
+
+
+@optimization("channels_last", order=50)
+def channels_last(graph: Graph) -> Graph:
+    ix = GraphIndex(graph)
+    changed = {n.name: with_attrs(n, {LAYOUT: NHWC}) for n in graph.nodes if nhwc_capable(n)}
+    return rewrite(ix, [], changed)

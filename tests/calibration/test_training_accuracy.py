@@ -1,0 +1,31 @@
+"""calibration/training_accuracy.py: measured-field preference, tolerance of new fields, one network scored."""
+import math
+
+from calibration.training_accuracy import evaluate, gpu_reference, markdown, summaries
+
+
+def test_prefers_a_cuda_graph_time_and_falls_back_to_the_kernel_sum():
+    case = {"kernel_sum_forward_s": 1e-3, "kernel_sum_backward_s": 2e-3, "kernel_sum_optimizer_s": 1e-4}
+    assert gpu_reference(case) == (case["kernel_sum_forward_s"] + 2e-3 + 1e-4, "kernel_sum")
+    assert gpu_reference({**case, "step_graph_median_s": 2.5e-3, "forward_graph_s": 1.0}) == (2.5e-3,
+                                                                                            "step_graph_median_s")
+    assert gpu_reference({**case, "step_graph_median_s": math.nan})[1] == "kernel_sum"
+    assert gpu_reference({}) == (None, "")
+
+
+def test_resnet18_cases_are_scored():
+    """resnet18: 8 cases (fp32/tf32 from run2, amp/amp-bf16 from run3), every one against its CUDA-graph step,
+    with per-phase errors from the graph's event nodes; memory only where the allocator peak is clean."""
+    rows = evaluate({"resnet18"})
+    assert len(rows) == 8 and {r["precision"] for r in rows} == {"fp32", "tf32", "amp", "amp_bf16"}
+    for r in rows:
+        assert r["gpu_reference"] == "step_graph_median_s" and r["loss"] == "mse" and r["optimizer_impl"] == "fused"
+        assert abs(r["gpu_error"]) < 0.5
+        assert set(r["phases"]) == {"forward", "backward", "optimizer"}
+        assert all(r["phases"][p]["error"] is not None for p in r["phases"])
+    scored = [r for r in rows if r["memory_error"] is not None]
+    # run2 leaked memory after its first case: those peaks come from run1 (no graph capture) instead
+    assert len(scored) == 8 and all(abs(r["memory_error"]) < 0.15 for r in scored)
+    s = summaries(rows)
+    assert s["all"]["memory_error"]["n"] == 8
+    assert markdown({"cases": rows, "summary": s}).count("| resnet18 |") == 8

@@ -1,0 +1,35 @@
+"""Recompute the --optimize accuracy (calibration/optimize_accuracy.py) from the committed inputs: the measured
+TorchInductor speedups (calibration/data/h200/whatif/inductor) and the committed graphs; guard the target."""
+import json
+
+import pytest
+
+from calibration.optimize_accuracy import OUT, TARGET, evaluate
+
+COMMITTED = json.loads((OUT / "optimize_accuracy.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return evaluate(",".join(COMMITTED["provenance"]["passes"]))
+
+
+def test_same_measurements_as_committed(doc):
+    got = {r["network"]: r["measured_speedup"] for r in doc["networks"]}
+    want = {r["network"]: r["measured_speedup"] for r in COMMITTED["networks"]}
+    assert got == want and len(got) >= 4
+
+
+def test_mean_error_meets_the_target(doc):
+    errs = [abs(r["predicted_speedup"] / r["measured_speedup"] - 1) for r in doc["networks"]]
+    assert doc["summary"]["mean_abs_error"] == pytest.approx(sum(errs) / len(errs))
+    assert doc["summary"]["mean_abs_error"] <= TARGET
+
+
+def test_committed_summary_is_consistent():
+    rows = COMMITTED["networks"]
+    errs = [abs(r["error"]) for r in rows]
+    s = COMMITTED["summary"]
+    assert s["n"] == len(rows) and s["mean_abs_error"] == pytest.approx(sum(errs) / len(errs))
+    assert s["worst_abs_error"] == pytest.approx(max(errs))
+    assert COMMITTED["provenance"]["command"].startswith("python -m calibration.optimize_accuracy")

@@ -1,0 +1,52 @@
+"""Fused attention backward: 2.5x the forward's matrix FLOPs, the saved tensors, every BERT layer."""
+from predictor.train.rules.attention import MATMUL_FACTOR
+from predictor.types import Node, OpWork, TensorInfo, WorkKind, frozen_map
+from predictor.train.rules.attention import attention
+from tests.train.util import context
+
+MM, VEC = WorkKind.MATMUL, WorkKind.VECTOR
+
+
+def _sdpa(dtype="float32"):
+    b, h, s, d = 2, 4, 16, 8
+    q = TensorInfo("q", dtype, (b, h, s, d))
+    k = TensorInfo("kt", dtype, (b, h, d, s))
+    v = TensorInfo("v", dtype, (b, h, s, d))
+    o = TensorInfo("o", dtype, (b, h, s, d))
+    scores = b * h * s * s
+    work = OpWork(flops=frozen_map({MM: 2.0 * scores * 2 * d, VEC: 10.0 * scores}), bytes_read=0.0,
+                  bytes_written=0.0, kernels=1)
+    return Node("attn", "MatMul", "", (q, k, v), (o,)), work, TensorInfo("grad::o", dtype, o.shape)
+
+
+def test_flash_backward_flops_and_kernels():
+    node, work, go = _sdpa()
+    ctx = context(node, work, (True, True, True), (go,))
+    ks = attention(ctx)
+    assert [k.kind for k in ks] == ["bwd_pre", "bwd"]  # fp32: memory-efficient attention, no dq conversion
+    main = ks[1]
+    # scores 2*4*16*16 = 2048; forward 2 * 2048 * (8 + 8) = 65536 matrix FLOPs
+    assert main.work.flops[MM] == MATMUL_FACTOR * work.flops[MM] == 2.5 * 65536
+    assert main.work.flops[VEC] == 2 * work.flops[VEC]
+    assert [t.name for t in main.writes] == ["grad::q", "grad::kt", "grad::v"]
+    assert [t.name for t in ctx.saved] == ["q", "kt", "v", "o"]
+    assert ctx.internals[0].shape == (2, 4, 16) and ctx.internals[0].dtype == "float32"  # log-sum-exp
+
+
+def test_16_bit_backward_converts_the_fp32_dq_accumulator():
+    node, work, go = _sdpa("float16")
+    ks = attention(context(node, work, (True, True, True), (go,), precision="fp16"))
+    assert [k.kind for k in ks] == ["bwd_pre", "bwd", "bwd_dq"]
+    assert [t.name for t in ks[2].writes] == ["grad::q"]
+
+
+def test_every_bert_layer_gets_an_attention_backward_and_every_parameter_a_gradient():
+    from predictor.graph.loader import load
+    from tests.train.util import plan
+
+    p = plan(load("calibration/data/networks/onnx/bert_base.torchscript.onnx", batch=2), gpu="h200")
+    att = [k for k in p.backward if k.kind == "bwd" and k.op_type == "MatMul"]
+    assert len(att) == 12
+    written = {t.name for k in p.backward for t in k.writes}
+    assert len(p.autograd.params) == 197 and all(f"grad::{n}" in written for n in p.autograd.params)
+    assert sum(t.numel for t in p.autograd.params.values()) == 108891648  # torch's n_params (training.json)

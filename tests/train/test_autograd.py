@@ -1,0 +1,49 @@
+"""Which tensors need and receive gradients; parameters; fused groups' effective inputs and outputs."""
+import numpy as np
+from onnx import helper
+
+from tests.train.util import graph_of, plan, rng_w
+
+
+def test_parameters_identity_copies_and_buffers():
+    # the TorchScript exporter dedups equal initializers with Identity: the copy keeps the parameter's name
+    c = 4
+    nodes = [helper.make_node("Identity", ["s0"], ["s1"], name="dedup"),
+             helper.make_node("Conv", ["x", "w0"], ["a"], name="c0"),
+             helper.make_node("BatchNormalization", ["a", "s0", "b0", "m", "v"], ["a2"], name="bn0"),
+             helper.make_node("Conv", ["a2", "w1"], ["b"], name="c1"),
+             helper.make_node("BatchNormalization", ["b", "s1", "b0", "m", "v"], ["y"], name="bn1")]
+    inits = {"s0": np.ones(c, np.float32), "b0": np.zeros(c, np.float32), "m": np.zeros(c, np.float32),
+             "v": np.ones(c, np.float32), "w0": rng_w(c, 3, 1, 1), "w1": rng_w(c, c, 1, 1)}
+    p = plan(graph_of(nodes, [("x", "float32", [1, 3, 4, 4])], [("y", "float32", None)], inits))
+    assert list(p.autograd.params) == ["w0", "s0", "b0", "w1", "s1"]  # s1 counted by its own name; m, v buffers
+    assert "x" not in p.autograd.requires_grad and "a" in p.autograd.requires_grad
+    assert p.autograd.contributions["b0"] == 2  # shared by both batch norms: one accumulation
+    assert "dedup" not in {op.name for op in p.autograd.ops}  # folded before the run
+
+
+def test_scalar_constants_are_not_parameters_and_no_grad_without_parameters():
+    nodes = [helper.make_node("Mul", ["x", "k"], ["y"], name="scale")]
+    p = plan(graph_of(nodes, [("x", "float32", [4])], [("y", "float32", None)], {"k": np.array(2.0, np.float32)}))
+    assert not p.autograd.params and not p.backward and not p.optimizer
+
+
+def test_gelu_after_a_linear_reads_the_linear_output():
+    # MatMul + bias (epilogue) -> x * 0.5 * (1 + erf(x / sqrt 2)): the fused GELU's input is the linear's
+    # output (the absorbed bias Add's), not the bias
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["z"], name="mm"),
+             helper.make_node("Add", ["b", "z"], ["h"], name="bias"),
+             helper.make_node("Div", ["h", "sqrt2"], ["d"], name="div"),
+             helper.make_node("Erf", ["d"], ["e"], name="erf"),
+             helper.make_node("Add", ["e", "one"], ["e1"], name="add1"),
+             helper.make_node("Mul", ["h", "e1"], ["m"], name="mul"),
+             helper.make_node("Mul", ["m", "half"], ["y"], name="mul2")]
+    inits = {"w": rng_w(8, 8), "b": rng_w(8), "sqrt2": np.array(1.4142135, np.float32),
+             "one": np.array(1.0, np.float32), "half": np.array(0.5, np.float32)}
+    p = plan(graph_of(nodes, [("x", "float32", [4, 8])], [("y", "float32", None)], inits))
+    gelu = next(op for op in p.autograd.ops if op.key[1] == "FusedElementwise")
+    assert [t.name for t in gelu.node.inputs] == ["h"]
+    mm = next(op for op in p.autograd.ops if op.name == "mm")
+    assert [t.name for t in mm.node.outputs] == ["h"] and [t.name for t in mm.node.inputs] == ["x", "w", "b"]
+    written = {t.name for k in p.backward for t in k.writes}
+    assert {"grad::w", "grad::b", "grad::h"} <= written
