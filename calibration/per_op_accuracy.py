@@ -3,7 +3,7 @@
     python -m calibration.per_op_accuracy [--out calibration/data/h200/accuracy]
 
 For every sample in calibration/data/h200/ncu (its .meta.json names network, precision and batch), runs
-`predict validate` on the committed TorchScript graph and takes |predicted / measured - 1| of the time of
+`predict validate` on the committed TorchScript graph with the bundled fit and takes |predicted / measured - 1| of the time of
 each node that both the prediction and the kernel-to-node mapping give a time. Measured times are ncu
 kernel replays (cold L2, no launch gap); predicted ones leave out the hidden kernels and the graph gap.
 Writes per_op.json and per_op.md (median and share within 20% per sample and over all).
@@ -15,6 +15,7 @@ import json
 import statistics
 from pathlib import Path
 
+from predictor.fitted import bundled_calibration
 from predictor.machine.profile import load_profile
 from predictor.validate import rel_error, validate
 
@@ -24,12 +25,13 @@ NCU_DIR = DATA / "h200" / "ncu"
 OUT = DATA / "h200" / "accuracy"
 
 
-def op_errors(meta_path: Path, profile) -> list[dict]:
-    """One row per node with a predicted and a measured time in one ncu sample."""
+def op_errors(meta_path: Path, profile, calibration=None) -> list[dict]:
+    """One row per node with a predicted and a measured time in one ncu sample (bundled fit by default)."""
     meta = json.loads(meta_path.read_text())
     csv = meta_path.with_name(meta_path.name.replace(".meta.json", ".csv"))
     model = ONNX_DIR / f"{meta['network']}.torchscript.onnx"
-    v = validate(str(model), profile, str(csv), meta["precision"], int(meta["batch"]))
+    cal = calibration or bundled_calibration(profile)
+    v = validate(str(model), profile, str(csv), meta["precision"], int(meta["batch"]), calibration=cal)
     rows = []
     for r in v.rows:
         if r.predicted is None or r.measured is None or not r.measured.time_s or not r.predicted.time_s:

@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpu", required=True, type=_name_list,
                    help="bundled GPU name (v100, a100, h100, h200, ...) or profile .json; a comma list sweeps")
     p.add_argument("--precision", default="fp32", type=_name_list,
-                   help="fp32 | tf32 | fp16 | bf16 | fp8 | int8 (default fp32); a comma list sweeps")
+                   help="fp32 | tf32 | fp16 | bf16 | amp | amp-bf16 | fp8 | int8 (default fp32); a comma list sweeps")
     p.add_argument("--batch", type=_positive_int_list, default=None,
                    help="binds the leading symbolic dim of every graph input (default 1); a comma list sweeps")
     p.add_argument("--shape", type=_shape_arg, action="append", default=[], metavar="NAME=D1,D2,...",
@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _common_args(p: argparse.ArgumentParser, formats=("table", "json")) -> None:
     p.add_argument("--gpu", required=True, help="bundled GPU name or profile .json")
-    p.add_argument("--precision", default="fp32", help="fp32 | tf32 | fp16 | bf16 | fp8 | int8 (default fp32)")
+    p.add_argument("--precision", default="fp32", help="fp32 | tf32 | fp16 | bf16 | amp | amp-bf16 | fp8 | int8 (default fp32)")
     p.add_argument("--batch", type=_positive_int, default=None, help="leading symbolic dim of every input")
     p.add_argument("--shape", type=_shape_arg, action="append", default=[], metavar="NAME=D1,D2,...")
     p.add_argument("--format", choices=formats, default="table")

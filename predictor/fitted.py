@@ -96,6 +96,8 @@ class FittedCalibration:
         self.transferred_from = transferred_from
         self.kernel_gap_s = float(doc["kernel_gap_s"])
         self.gemm_k_half = float(doc.get("gemm_k_half", 0.0))
+        # training steps: cost per tensor of a multi-tensor optimizer kernel (predictor/train/step.py)
+        self.multi_tensor_per_tensor_s = float(doc.get("multi_tensor_per_tensor_s", 0.0))
         self.host = {k: float(v) for k, v in doc.get("host_dispatch_s", {}).items()}
         self.classes = {c: {p: ClassParams(**v) for p, v in by_p.items()} for c, by_p in doc["classes"].items()}
         self.hidden = {op: {p: [HiddenKernel(**h) for h in hs] for p, hs in by_p.items()}
@@ -258,6 +260,8 @@ def parse_calibration(doc: Any, where: str) -> dict:
     _num(where, "kernel_gap_s", gap, 0.0, 1.0)
     if "gemm_k_half" in doc:
         _num(where, "gemm_k_half", doc["gemm_k_half"], 0.0, 1e9)
+    if "multi_tensor_per_tensor_s" in doc:
+        _num(where, "multi_tensor_per_tensor_s", doc["multi_tensor_per_tensor_s"], 0.0, 1e-3)
     for k, x in _obj(where, "host_dispatch_s", doc.get("host_dispatch_s", {}), "of seconds by name").items():
         _num(where, f"host_dispatch_s.{k}", x, 0.0, 1.0)
     hidden = _obj(where, "hidden_kernels", doc.get("hidden_kernels", {}), "by op type")

@@ -6,6 +6,9 @@ ResNet-50 (examples/resnet50.onnx) at batch 8 on the H200:
   resnet50_fp16_b8.png / -time.png            predict --precision fp16 --plot
   resnet50_fp16_b8_validate.png / -time.png   validate against calibration/data/h200/ncu/resnet50_fp16_b8.csv
   resnet50_fp32_vs_fp16_b8.png / -time.png    compare --precision fp32 --vs-precision fp16
+GPT-2 (calibration/data/networks/onnx/gpt2.torchscript.onnx, a held-out network):
+  gpt2_whatif_sweep.png                       sweep --gpu a100,h200 --precision fp32,tf32,amp,fp16,fp8 --batch 1,8,32
+  gpt2_train_amp_b32.png / -time.png          --mode train --precision amp --batch 32 --loss mse
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO / "examples" / "resnet50.onnx"
+GPT2 = REPO / "calibration" / "data" / "networks" / "onnx" / "gpt2.torchscript.onnx"
 NCU = REPO / "calibration" / "data" / "h200" / "ncu" / "resnet50_fp16_b8.csv"
 
 
@@ -34,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
          "--plot", str(out / "resnet50_fp16_b8_validate.png"), *common],
         ["compare", str(MODEL), "--precision", "fp32", "--vs-precision", "fp16",
          "--plot", str(out / "resnet50_fp32_vs_fp16_b8.png"), *common],
+        [str(GPT2), "--gpu", "a100,h200", "--precision", "fp32,tf32,amp,fp16,fp8", "--batch", "1,8,32",
+         "--plot", str(out / "gpt2_whatif_sweep.png"), "-o", str(out / "report.tmp")],
+        [str(GPT2), "--gpu", "h200", "--mode", "train", "--precision", "amp", "--batch", "32", "--loss", "mse",
+         "--plot", str(out / "gpt2_train_amp_b32.png"), "-o", str(out / "report.tmp")],
     ]
     try:
         for argv_ in runs:

@@ -341,6 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     result = fit(cases, kernels, profile)
     result["hidden"].update(learn_autocast_hidden())
     doc = build_document(result, cases, profile, host_dispatch(cases))
+    from .optimizer_fit import fit_tensor_cost
+
+    doc["multi_tensor_per_tensor_s"] = fit_tensor_cost(doc)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {a.out}: hidden kernels {json.dumps(result['hidden'])}")

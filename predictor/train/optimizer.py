@@ -93,6 +93,9 @@ STEP_COUNTERS = frozenset({"adam", "adamw"})  # per-tensor step tensors (on the 
 TEMPS = ("tmp", "u", "g32")
 
 
+TENSORS_ATTR = "multi_tensor_count"  # Kernel.attrs key: tensors one multi-tensor launch sequence walks
+
+
 def check(optimizer: str, impl: str) -> None:
     if optimizer not in OPTIMIZERS:
         raise PredictorError(f"unknown optimizer '{optimizer}' (known: {', '.join(OPTIMIZERS)})")
@@ -186,8 +189,10 @@ def _pass_kernel(p: Pass, numels: Sequence[int], impl: str, rb: dict, policy: Pr
     work = OpWork(flops=frozen_map({WorkKind.VECTOR: p.flops * n}), bytes_read=float(sum(read.values())),
                   bytes_written=float(written), kernels=max(kernels, 1), input_bytes=frozen_map(read),
                   notes=(f"{impl} {kind}: {p.label}",))
+    # multi-tensor kernels walk a list of tensors: the calibration's per-tensor cost applies (step.py)
+    attrs = frozen_map({TENSORS_ATTR: len(numels)}) if impl != "forloop" else frozen_map()
     return Kernel(f"optimizer::{p.label}", kind, "Mul", "optimizer", work, reads, writes,
-                  workspace_bytes=workspace, policy=policy)
+                  workspace_bytes=workspace, policy=policy, attrs=attrs)
 
 
 def bytes_per_param(optimizer: str, impl: str, tp: TrainPrecision) -> tuple[float, float]:

@@ -29,7 +29,7 @@ from .context import BackwardContext
 from .forward import training_forward
 from .kernel import GRAD_PREFIX, Kernel, grad_name, grad_of, make_work, nbytes, numel
 from .loss import LossPlan, loss_plan
-from .optimizer import check as check_optimizer, optimizer_kernels, state_tensors
+from .optimizer import TENSORS_ATTR, check as check_optimizer, optimizer_kernels, state_tensors
 from .precision import TrainPrecision, train_precision
 from .registry import lookup
 from .result import MemoryEstimate, TrainingPrediction, summarise_phases
@@ -179,6 +179,16 @@ def _rename(k: Kernel, old: str, new: str) -> Kernel:
 
 
 # ------------------------------------------------------------------------------------------ timing
+def _with_tensor_cost(pred, node: Node, per_tensor_s: float):
+    """A multi-tensor optimizer kernel plus the calibration's cost per tensor it walks (fused/foreach
+    launches pay per tensor for its partial chunk and its metadata; fitted on training steps)."""
+    n = int(node.attrs.get(TENSORS_ATTR, 0) or 0)
+    if not n:
+        return pred
+    extra = n * per_tensor_s
+    return replace(pred, time_s=pred.time_s + extra, extra_time_s=pred.extra_time_s + extra)
+
+
 def sequence(plan: StepPlan) -> list[tuple[Node, OpWork, PrecisionPolicy, str]]:
     """Every (node, work, policy, phase) of the step in execution order."""
     out = []
@@ -218,6 +228,9 @@ def predict_training_graph(graph: Graph, profile: MachineProfile, precision: str
     traffic = HierarchicalTraffic(profile.l2_bytes, profile.arch)
     levels = traffic.assign([(n, w) for n, w, _, _ in seq], pol.matmul[1], pol.storage_bytes)
     ops = tuple(cal.predict_op(n, to_cost(n, w, p, lb), profile, p) for (n, w, p, _), lb in zip(seq, levels))
+    per_tensor_s = float(getattr(cal, "multi_tensor_per_tensor_s", 0.0))
+    if per_tensor_s:
+        ops = tuple(_with_tensor_cost(o, n, per_tensor_s) for o, (n, _, _, _) in zip(ops, seq))
     phases = tuple(ph for _, _, _, ph in seq)
     eager_fn = getattr(cal, "eager_time_s", None)
     eager_total, eager_by_phase = None, None

@@ -1,7 +1,7 @@
 """Per-op accuracy against the committed Nsight Compute samples: recomputed, guarded against regression.
 
-The issue's target (per-op median error <= 20%) is not met: the guard holds the current figure
-(calibration/data/h200/accuracy/per_op.md).
+With the bundled fit the per-op median is 11.6% over 1,000 nodes (the issue's target is 20%); the guard holds
+the current figure (calibration/data/h200/accuracy/per_op.md).
 """
 import pytest
 
@@ -19,8 +19,8 @@ def test_every_sample_is_compared(doc):
 
 
 def test_per_op_median_does_not_regress(doc):
-    assert doc["all"]["median"] <= 0.42
-    assert doc["samples"]["bert_base_fp16_b8"]["median"] <= 0.13
+    assert doc["all"]["median"] <= 0.13 and doc["all"]["within_20pct"] >= 0.65
+    assert doc["samples"]["bert_base_fp16_b8"]["median"] <= 0.08
 
 
 def test_markdown_lists_all(doc):
