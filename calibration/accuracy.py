@@ -17,7 +17,7 @@ import math
 import statistics
 from pathlib import Path
 
-from predictor.fitted import FittedCalibration, bundled_calibration, load_calibration
+from predictor.fitted import bundled_calibration, load_calibration
 from predictor.machine.profile import load_profile
 from predictor.predict import predict_graph
 

@@ -4,7 +4,6 @@ import json
 import pytest
 
 from predictor.cli import main
-from tests.test_cli import conv_model  # noqa: F401  (fixture)
 
 LSTM = "examples/lstm.onnx"
 

@@ -5,10 +5,7 @@ import io
 import json
 import re
 
-import numpy as np
-import onnx
 import pytest
-from onnx import helper
 
 import predictor.graph.loader as loader
 import predictor.predict as predict_mod
@@ -20,22 +17,9 @@ from predictor.predict import predict_file
 from predictor.sweep import (BOUNDS, CSV_COLUMNS, SweepRow, failed_row, mix_text, require_success, run_sweep,
                              with_speedups)
 from predictor.types import PredictorError
-from tests.helpers import make_model
 
 ROW_KEYS = {"gpu", "precision", "batch", "total_time_s", "eager_time_s", "throughput_per_s", "speedup", "bound_mix",
             "kernels", "calibration", "unsupported", "error"}
-
-
-@pytest.fixture()
-def conv_model(tmp_path):
-    w = np.random.default_rng(0).standard_normal((8, 3, 3, 3)).astype(np.float32)
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="/conv/Conv"),
-             helper.make_node("Relu", ["c"], ["y"], name="/relu/Relu")]
-    m = make_model(nodes, [("x", "float32", ["N", 3, 16, 16]), ("w", "float32", [8, 3, 3, 3])],
-                   [("y", "float32", None)], {"w": w})
-    path = tmp_path / "conv.onnx"
-    onnx.save(m, str(path))
-    return str(path)
 
 
 def _json(capsys, argv):

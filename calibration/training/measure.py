@@ -408,7 +408,7 @@ def measure_graph(tr: Trainer, res: CaseResult, n: int) -> None:
         del graph
     finally:
         tr.model.zero_grad(set_to_none=True)
-        del opt
+        opt = None  # noqa: F841 - drop the capturable optimizer's state with the graph
 
 
 def measure_memory(tr: Trainer, res: CaseResult) -> None:
@@ -488,8 +488,6 @@ def profile_step(tr: Trainer, res: CaseResult) -> None:
 def run_case(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, opts: TrainingOptions,
              budget: Budget) -> CaseResult:
     """Warm-up, timed steps, profiled step and memory step of one case (never raises)."""
-    import torch
-
     t_case = time.perf_counter()
     mode = PRECISION_MODES[precision]
     res = CaseResult(spec.name, precision, batch, spec.split, spec.family, opts.optimizer,
@@ -517,13 +515,20 @@ def run_case(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, opts
     except Exception as exc:  # noqa: BLE001
         res.error = f"[{stage}] {_short(exc)}"
     finally:
-        model.zero_grad(set_to_none=True)
         del tr
-        gc.collect()
-        if gpu_common.DEVICE == "cuda":
-            torch.cuda.empty_cache()
+        _release(model)
     res.wall_s = round(time.perf_counter() - t_case, 2)
     return res
+
+
+def _release(model: Any) -> None:
+    """Drop a case's gradients and cached device memory before the next case."""
+    import torch
+
+    model.zero_grad(set_to_none=True)
+    gc.collect()
+    if gpu_common.DEVICE == "cuda":
+        torch.cuda.empty_cache()
 
 
 def graph_case(model: Any, spec: zoo.NetworkSpec, res: CaseResult, opts: TrainingOptions) -> None:
@@ -531,8 +536,6 @@ def graph_case(model: Any, spec: zoo.NetworkSpec, res: CaseResult, opts: Trainin
 
     Run after every eager case of the network: a captured step keeps some device memory until the process
     ends, which would inflate the allocator peaks of later cases."""
-    import torch
-
     tr = None
     try:
         gpu_common.set_precision_flags(PRECISION_MODES[res.precision].flags)
@@ -543,11 +546,8 @@ def graph_case(model: Any, spec: zoo.NetworkSpec, res: CaseResult, opts: Trainin
     except Exception as exc:  # noqa: BLE001 - eager timings stay valid without the graph
         res.graph_error = _short(exc)
     finally:
-        model.zero_grad(set_to_none=True)
         del tr
-        gc.collect()
-        if gpu_common.DEVICE == "cuda":
-            torch.cuda.empty_cache()
+        _release(model)
 
 
 def _skipped(name: str, opts: TrainingOptions, why: str) -> list[CaseResult]:
