@@ -62,10 +62,11 @@ class Case:
     precision: str
     batch: int
     timeout_s: float = 150.0
+    mode: str = "infer"  # "train": one training step (calibration/training/measure.py), phases as NVTX ranges
 
     @property
     def name(self) -> str:
-        return f"{self.network}_{self.precision}_b{self.batch}"
+        return f"{self.network}_{self.precision}_b{self.batch}" + ("_train" if self.mode == "train" else "")
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,9 @@ class Options:
     metric_set: str = "full"         # "core": the hierarchical-roofline counters only (fewer replay passes)
 
 
-_CASE_KEYS = {"network", "precision", "batch", "timeout_s"}
+_CASE_KEYS = {"network", "precision", "batch", "timeout_s", "mode"}
+MODES = ("infer", "train")
+TRAIN_PRECISIONS = ("fp32", "tf32", "amp", "amp_bf16")  # calibration/training/measure.py PRECISION_MODES
 _OPTION_KEYS = {f for f in Options.__dataclass_fields__}
 
 
@@ -96,14 +99,18 @@ def make_case(d: dict[str, Any], default_timeout_s: float = 150.0) -> Case:
     network, precision, batch = d.get("network"), d.get("precision"), d.get("batch")
     if not isinstance(network, str) or not network:
         raise ValueError(f"case {d}: 'network' must be a non-empty string")
-    if precision not in PRECISIONS:
-        raise ValueError(f"case {d}: 'precision' must be one of {PRECISIONS}")
+    mode = d.get("mode", "infer")
+    if mode not in MODES:
+        raise ValueError(f"case {d}: 'mode' must be one of {MODES}")
+    allowed = TRAIN_PRECISIONS if mode == "train" else PRECISIONS
+    if precision not in allowed:
+        raise ValueError(f"case {d}: 'precision' must be one of {allowed}")
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         raise ValueError(f"case {d}: 'batch' must be a positive integer")
     timeout_s = float(d.get("timeout_s", default_timeout_s))
     if timeout_s <= 0:
         raise ValueError(f"case {d}: 'timeout_s' must be positive")
-    return Case(network, precision, batch, timeout_s)
+    return Case(network, precision, batch, timeout_s, mode)
 
 
 def load_plan(obj: dict[str, Any] | list[Any]) -> tuple[list[Case], dict[str, Any]]:
@@ -165,7 +172,7 @@ def ncu_command(python_cmd: Sequence[str], metrics: Sequence[str], out_csv: str 
 def worker_command(case: Case, meta_out: str | Path, opts: Options, python: str = sys.executable) -> list[str]:
     cmd = [python, "-m", "calibration.ncu.collect", "--worker", "--network", case.network,
            "--precision", case.precision, "--batch", str(case.batch), "--warmup", str(opts.warmup),
-           "--meta-out", str(meta_out)]
+           "--meta-out", str(meta_out)] + (["--mode", case.mode] if case.mode != "infer" else [])
     return cmd + ([] if opts.aten_ranges else ["--no-aten-ranges"])
 
 
@@ -489,6 +496,46 @@ def install_module_ranges(module: Any, tracker: Any, push: Callable[[str], Any],
     return handles
 
 
+def run_train_worker(network: str, precision: str, batch: int, warmup: int, meta_out: str) -> int:
+    """Build, warm up, then one profiled training step (forward + MSE loss, backward, fused AdamW, as
+    calibration/training/measure.py) with module NVTX ranges in the forward and `phase::<name>` ranges
+    around each phase; writes the worker meta JSON."""
+    import torch
+
+    from calibration.networks import gpu_common, zoo
+    from calibration.networks.timing import prepare_module
+    from calibration.training.measure import PRECISION_MODES, Trainer, _NoClock
+
+    from .nvtx import ScopeTracker
+
+    t0 = time.monotonic()
+    mode = PRECISION_MODES[precision]
+    settings = gpu_common.set_precision_flags(mode.flags)
+    model, _, _ = zoo.build(network, batch, "fp32", "cuda")
+    model = prepare_module(model.train(), "fp32")
+    tr = Trainer(model, zoo.make_inputs(zoo.NETWORKS[network], batch, "fp32", "cuda"), mode, "adamw")
+    for _ in range(warmup):
+        tr.step(_NoClock())
+    torch.cuda.synchronize()
+    tracker = ScopeTracker()
+    handles = install_module_ranges(model, tracker, torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop)
+    try:
+        torch.cuda.profiler.start()
+        tr.step(_NoClock())
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+    finally:
+        for h in handles:
+            h.remove()
+    record = {"network": network, "precision": precision, "batch": batch, "warmup": warmup, "mode": "train",
+              "optimizer": tr.optimizer_kwargs, "loss": "mse", "settings": settings,
+              "versions": {"torch": torch.__version__, "cuda": torch.version.cuda,
+                           "cudnn": torch.backends.cudnn.version(), "gpu": torch.cuda.get_device_name()},
+              "worker_s": round(time.monotonic() - t0, 3)}
+    Path(meta_out).write_text(json.dumps(record, indent=1, default=str) + "\n")
+    return 0
+
+
 def run_worker(network: str, precision: str, batch: int, warmup: int, aten_ranges: bool, meta_out: str) -> int:
     """Build, warm up, then one profiled forward with NVTX ranges; writes the worker meta JSON."""
     import torch
@@ -543,7 +590,8 @@ def run_worker(network: str, precision: str, batch: int, warmup: int, aten_range
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python3 -m calibration.ncu.collect", description=__doc__.split("\n\n")[0])
     p.add_argument("--network")
-    p.add_argument("--precision", choices=PRECISIONS)
+    p.add_argument("--precision", choices=PRECISIONS + TRAIN_PRECISIONS[2:])
+    p.add_argument("--mode", choices=MODES, default="infer", help="train: one training step (phases as NVTX ranges)")
     p.add_argument("--batch", type=int)
     p.add_argument("--plan", help="JSON plan: a list of cases or {'options': {...}, 'cases': [...]}")
     p.add_argument("--out", help="output directory")
@@ -565,6 +613,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.worker and args.mode == "train":
+        return run_train_worker(args.network, args.precision, args.batch,
+                                Options().warmup if args.warmup is None else args.warmup, args.meta_out)
     if args.worker:
         return run_worker(args.network, args.precision, args.batch,
                           Options().warmup if args.warmup is None else args.warmup,
@@ -581,7 +632,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     elif args.network and args.precision and args.batch:
         try:
-            cases = [make_case({"network": args.network, "precision": args.precision, "batch": args.batch})]
+            cases = [make_case({"network": args.network, "precision": args.precision, "batch": args.batch,
+                                "mode": args.mode})]
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

@@ -1,0 +1,23 @@
+"""calibration/training_ncu.py: phases of the committed ncu training-step samples against --mode train."""
+from calibration.training_ncu import evaluate, kernel_phases, markdown
+
+
+class _K:
+    def __init__(self, *nvtx):
+        self.nvtx = nvtx
+
+
+def test_kernel_phases_backward_outside_every_range():
+    ks = [_K("phase::forward", "layer1"), _K("phase::forward"), _K(), _K(), _K("phase::optimizer")]
+    assert kernel_phases(ks) == ["forward", "forward", "backward", "backward", "optimizer"]
+
+
+def test_resnet18_fp32_phases():
+    rows = {(r["sample"], r["phase"]): r for r in evaluate()}
+    assert len(rows) == 6
+    for ph in ("forward", "backward"):
+        r = rows[("resnet18_fp32_b8_train", ph)]
+        p, m = r["time_s"]
+        assert abs(p / m - 1) < 0.10 and abs(r["HBM"][0] / r["HBM"][1] - 1) < 0.25
+    assert rows[("resnet18_fp32_b8_train", "optimizer")]["kernels"] == [3, 3]
+    assert markdown(list(rows.values())).count("| resnet18_") == 6
