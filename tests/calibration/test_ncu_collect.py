@@ -248,3 +248,16 @@ def test_cli_dry_run_and_argument_errors(tmp_path, capsys):
     assert line.endswith("--batch 32 --warmup 3 --meta-out " + str(tmp_path / "resnet50_fp16_b32.meta.json"))
     assert collect.main(["--network", "resnet50", "--out", str(tmp_path)]) == 2
     assert collect.main(["--network", "x", "--precision", "fp16", "--batch", "1"]) == 2
+
+
+def test_training_cases():
+    import pytest
+
+    from calibration.ncu.collect import make_case
+
+    c = make_case({"network": "resnet18", "precision": "amp", "batch": 8, "mode": "train"})
+    assert c.mode == "train" and c.name == "resnet18_amp_b8_train"
+    assert make_case({"network": "resnet18", "precision": "fp16", "batch": 8}).name == "resnet18_fp16_b8"
+    for bad in ({"mode": "serve"}, {"mode": "train", "precision": "fp16"}, {"precision": "amp"}):
+        with pytest.raises(ValueError):
+            make_case({"network": "resnet18", "precision": "fp32", "batch": 8, **bad})
