@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from predictor.fitted import gemm_tiles, tile_padding, wave_efficiency
+from predictor.fitted import gemm_tiles, precision_tile, tile_padding, wave_efficiency
 from predictor.graph.cost import cost_graph
 from predictor.graph.opclass import KERNEL_CLASSES, hidden_key, kernel_class
 from predictor.graph.traffic import HierarchicalTraffic
@@ -182,7 +182,8 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
                 sid = -1
             for c in cs:
                 ideal = level_times_s(c, profile, 0.0)
-                wave = wave_efficiency(gemm_tiles(c.work.gemm), profile.sm_count, c.work.gemm[3]) \
+                wave = wave_efficiency(gemm_tiles(c.work.gemm, precision_tile(case.precision)), profile.sm_count,
+                                       c.work.gemm[3]) \
                     if c.work.gemm else 1.0
                 h = hidden_count(hidden, nodes[c.name], case.precision)
                 hb = _hidden_bytes(c)
