@@ -54,7 +54,7 @@ class HiddenKernel:
     bytes_of: str  # "input", "output" or "io": which tensors it moves (read + write)
 
 
-SPLIT_K_MIN = 256
+SPLIT_K_MIN = 512  # a K slice below this many elements is not worth a split (chosen on the training networks)
 SIMT_TILE = 64  # fp32 without tensor cores: cuBLAS/cuDNN SIMT kernels tile 64x64 (or smaller)
 
 

@@ -17,7 +17,8 @@ def test_bundled_fit_for_h200_and_transfer():
 @pytest.mark.parametrize("tiles,sms,k,eff", [
     (132, 132, 0, 1.0),        # one full wave
     (133, 132, 0, 133 / 264),  # a second wave with one tile
-    (6, 132, 768, 18 / 132),   # 6 tiles, K split in 3 slices of 256
+    (6, 132, 768, 6 / 132),    # 6 tiles, K = 768: one slice of 512 at most, no split
+    (6, 132, 2048, 24 / 132),  # 6 tiles, K split in 4 slices of 512
     (6, 132, 0, 6 / 132),
 ])
 def test_wave_efficiency(tiles, sms, k, eff):

