@@ -29,7 +29,7 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .graph.fused import base_op, channels_last
-from .graph.opclass import hidden_key, kernel_class, op_class
+from .graph.opclass import hidden_entry, kernel_class
 from .machine.profile import MachineProfile, _reject_constant
 from .precision import PrecisionPolicy
 from .roofline import bound_of, level_times_s
@@ -134,11 +134,8 @@ class FittedCalibration:
     def hidden_kernels(self, node: Node, precision: str) -> list[HiddenKernel]:
         """The hidden kernels the runtime adds to ``node``: those fitted for its (base) op type; none of kind
         ``layout`` when a pass put the node in channels-last layout (graph/fused.py, optimize/layout.py)."""
-        op = base_op(node)
-        by_p = self.hidden.get(hidden_key(node, op))  # refined key (1x1 vs kxk conv, ...), else the op type
-        if by_p is None or precision not in by_p:
-            by_p = self.hidden.get(op, {})
-        hidden = by_p.get(precision, [])
+        # by the refined key (1x1 vs kxk conv, ...), else the op type
+        hidden = hidden_entry(self.hidden, node, precision, [], base_op(node))
         if hidden and channels_last(node):
             return [h for h in hidden if h.kind != "layout"]
         return hidden

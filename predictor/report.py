@@ -100,6 +100,16 @@ def _time(t: float) -> str:
     return f"{t * 1e6:.2f} us"
 
 
+def totals_lines(pred: NetworkPrediction, time_label: str) -> list[str]:
+    """The table's totals: time (labelled), eager time when calibrated, FLOPs, bytes per level."""
+    lines = [f"{time_label:<16}{_time(pred.total_time_s)}  ({pred.kernels} kernels, {len(pred.ops)} ops)"]
+    if pred.eager_time_s is not None:
+        lines.append(f"eager time      {_time(pred.eager_time_s)}  (op by op without a CUDA graph)")
+    lines.append(f"total FLOPs     {_si(pred.total_flops, 'FLOP')}")
+    lines.append("total bytes     " + ", ".join(f"{lv.value} {_si(pred.total_bytes(lv), 'B')}" for lv in MemLevel))
+    return lines
+
+
 def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) -> str:
     if getattr(pred, "mode", "infer") == "train":
         from .train.report import to_table as train_table
@@ -123,11 +133,7 @@ def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) ->
         rest = sum(o.time_s for o in ranked[top:])
         lines.append(f"{'(' + str(len(ranked) - top) + ' more ops)':<44} {'':<20} {_time(rest):>10} {rest / total:>6.1%}")
     lines.append("-" * len(hdr))
-    lines.append(f"total time      {_time(pred.total_time_s)}  ({pred.kernels} kernels, {len(pred.ops)} ops)")
-    if pred.eager_time_s is not None:
-        lines.append(f"eager time      {_time(pred.eager_time_s)}  (op by op without a CUDA graph)")
-    lines.append(f"total FLOPs     {_si(pred.total_flops, 'FLOP')}")
-    lines.append("total bytes     " + ", ".join(f"{lv.value} {_si(pred.total_bytes(lv), 'B')}" for lv in MemLevel))
+    lines += totals_lines(pred, "total time")
     mix = pred.bound_mix()
     lines.append("bound mix       " + ", ".join(f"{k} {v:.0%}" for k, v in sorted(mix.items(), key=lambda kv: -kv[1])))
     if pred.unsupported:

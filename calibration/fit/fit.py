@@ -26,7 +26,7 @@ import numpy as np
 
 from predictor.fitted import gemm_tiles, precision_tile, tile_padding, wave_efficiency
 from predictor.graph.cost import cost_graph
-from predictor.graph.opclass import KERNEL_CLASSES, hidden_key, kernel_class
+from predictor.graph.opclass import KERNEL_CLASSES, hidden_entry, hidden_key, kernel_class
 from predictor.graph.traffic import HierarchicalTraffic
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
@@ -123,10 +123,7 @@ def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str,
 
 def hidden_count(hidden: dict, node, precision: str) -> float:
     """The learned count of a node: by its refined key, else by its op type (as FittedCalibration)."""
-    by_p = hidden.get(hidden_key(node))
-    if by_p is None or precision not in by_p:
-        by_p = hidden.get(node.op_type, {})
-    return by_p.get(precision, 0.0)
+    return hidden_entry(hidden, node, precision, 0.0)
 
 
 AMP_KERNELS = Path(__file__).resolve().parents[1] / "data" / "h200" / "whatif" / "amp_kernels" / "amp_kernels.json"

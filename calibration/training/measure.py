@@ -436,13 +436,11 @@ def _phase_intervals(events: list[Any]) -> list[tuple[float, float, str]]:
 
 def _phase_at(op: Any, intervals: list[tuple[float, float, str]]) -> str | None:
     """Phase whose CPU interval contains op's start (for ops on another thread than the ranges)."""
-    if op is None:
-        return None
-    t = op.time_range.start
-    return next((name for lo, hi, name in intervals if lo <= t <= hi), None)
+    return None if op is None else _interval_at(op.time_range.start, intervals)
 
 
 def _interval_at(t: float, intervals: list[tuple[float, float, str]]) -> str | None:
+    """Name of the first interval holding time ``t``."""
     return next((name for lo, hi, name in intervals if lo <= t <= hi), None)
 
 

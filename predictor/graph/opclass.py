@@ -61,6 +61,16 @@ def hidden_key(node, op: str | None = None) -> str:
     return op
 
 
+def hidden_entry(table, node, precision: str, default, op: str | None = None):
+    """``table[key][precision]`` for the node's refined hidden_key, else for its op type, else ``default``
+    (the one lookup the calibration and its fit share)."""
+    op = op or node.op_type
+    by_p = table.get(hidden_key(node, op))
+    if by_p is None or precision not in by_p:
+        by_p = table.get(op, {})
+    return by_p.get(precision, default)
+
+
 def kernel_class(node, op: str | None = None) -> str:
     """The calibration class of a node's kernel: its op class, except that a pointwise convolution (1x1,
     stride 1, one group) is a GEMM (cuDNN dispatches it to cuBLAS GEMM kernels, nvjet/sm90 gemm in the

@@ -51,7 +51,7 @@ def _gb(x: float) -> str:
 
 
 def to_table(pred: TrainingPrediction, profile: MachineProfile, top: int = 15) -> str:
-    from ..report import _si, _time
+    from ..report import _si, _time, totals_lines
 
     lines = []
     total = pred.total_time_s or 1.0
@@ -81,11 +81,7 @@ def to_table(pred: TrainingPrediction, profile: MachineProfile, top: int = 15) -
         lines.append(f"{'(' + str(len(ranked) - top) + ' more ops)':<48} {'':<9} {'':<18} {_time(rest):>10} "
                      f"{rest / total:>6.1%}")
     lines.append("-" * len(hdr))
-    lines.append(f"step time       {_time(pred.total_time_s)}  ({pred.kernels} kernels, {len(pred.ops)} ops)")
-    if pred.eager_time_s is not None:
-        lines.append(f"eager time      {_time(pred.eager_time_s)}  (op by op without a CUDA graph)")
-    lines.append(f"total FLOPs     {_si(pred.total_flops, 'FLOP')}")
-    lines.append("total bytes     " + ", ".join(f"{lv.value} {_si(pred.total_bytes(lv), 'B')}" for lv in MemLevel))
+    lines += totals_lines(pred, "step time")
     m = pred.memory
     if m is not None:
         parts = ", ".join(f"{k} {_gb(v)}" for k, v in m.components.items() if v)
