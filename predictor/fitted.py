@@ -2,8 +2,13 @@
 
 Per kernel of a node of class C at precision P (parameters fitted on H200 measurements):
 
-    t = t0[C,P] + max( sum_units FLOPs / (peak x eff_compute[C,P] x wave_eff),
+    t = t0[C,P] + rows / SMs x row_s[C,P] + max( sum_units FLOPs / (peak x eff_compute[C,P] x wave_eff),
                        bytes_HBM / (BW_HBM x eff_memory[C,P]), bytes_L2 / BW_L2, bytes_L1 / BW_L1 )
+
+``rows`` (OpWork.rows) counts the rows of a kernel that gives each row a thread block (layer norm, class
+``layernorm``: 100352 rows of 96 elements take ~8x their bytes' time on the H200). A stacked RNN layer
+(OpWork.overlaps_producer) runs beside the layer before it: ``rnn_overlap`` of its fixed costs (t0, rows and
+graph gaps) is hidden.
 
 ``wave_eff`` (GEMM/conv only) is the share of SMs busy over the waves of 128x128 output tiles (64x64 for fp32
 CUDA-core kernels; K split
@@ -29,7 +34,7 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .graph.fused import base_op, channels_last
-from .graph.opclass import hidden_entry, kernel_class
+from .graph.opclass import hidden_entry, kernel_class, op_class
 from .machine.profile import MachineProfile, _reject_constant
 from .precision import PrecisionPolicy
 from .roofline import bound_of, level_times_s
@@ -45,6 +50,7 @@ class ClassParams:
     t0_s: float
     eff_compute: float
     eff_memory: float
+    row_s: float = 0.0  # per row of a block-per-row kernel (OpWork.rows), per SM: rows / SMs x row_s
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,8 @@ class FittedCalibration:
         self.gemm_k_half = float(doc.get("gemm_k_half", 0.0))
         # training steps: cost per tensor of a multi-tensor optimizer kernel (predictor/train/step.py)
         self.multi_tensor_per_tensor_s = float(doc.get("multi_tensor_per_tensor_s", 0.0))
+        # share of the fixed costs (t0, gaps) of a stacked RNN layer hidden under its producer layer's
+        self.rnn_overlap = float(doc.get("rnn_overlap", 0.0))
         self.host = {k: float(v) for k, v in doc.get("host_dispatch_s", {}).items()}
         self.classes = {c: {p: ClassParams(**v) for p, v in by_p.items()} for c, by_p in doc["classes"].items()}
         self.hidden = {op: {p: [HiddenKernel(**h) for h in hs] for p, hs in by_p.items()}
@@ -127,9 +135,10 @@ class FittedCalibration:
         comp = ideal["compute"] * pad / (prm.eff_compute * wave * k_eff) if ideal["compute"] else 0.0
         # HBM at the class's achieved fraction; L1 and L2 at the ERT-measured cache bandwidths
         mem = {lv.value: ideal[lv.value] / (prm.eff_memory if lv is MemLevel.HBM else 1.0) for lv in MemLevel}
-        times = {"compute": comp, **mem, "latency": kernels * prm.t0_s}
+        fixed = kernels * prm.t0_s + cost.work.rows / profile.sm_count * prm.row_s
+        times = {"compute": comp, **mem, "latency": fixed}
         body = max([comp] + list(mem.values()))
-        return kernels * prm.t0_s + body, times
+        return fixed + body, times
 
     def hidden_kernels(self, node: Node, precision: str) -> list[HiddenKernel]:
         """The hidden kernels the runtime adds to ``node``: those fitted for its (base) op type; none of kind
@@ -161,6 +170,8 @@ class FittedCalibration:
             extra_names.append(f"{h.kind} x{h.count:g}")
         n_kernels = cost.kernels + sum(h.count for h in hidden)
         total = t + extra_t + n_kernels * self.kernel_gap_s
+        if cost.work.overlaps_producer:  # stacked RNN layer: part of its fixed costs hides under the previous
+            total -= self.rnn_overlap * (times["latency"] + n_kernels * self.kernel_gap_s)
         bound = _bound(times)
         return OpPrediction(cost=cost, time_s=total, bound=bound, level_time_s=frozen_map(times),
                             efficiency=min(ideal / total, 1.0) if total > 0 else 1.0,
@@ -170,17 +181,21 @@ class FittedCalibration:
         """GPU time when the host issues kernels one by one: each kernel starts no earlier than its launch.
 
         Host issue times: ``host_dispatch_s.kernel`` per kernel and ``host_dispatch_s.op`` per node that
-        launches none (views, shape ops). Ignores: the host running ahead across a whole network, CPU jitter.
+        launches none (views, shape ops); a recurrent layer is one library call whose kernels after the first
+        cost ``host_dispatch_s.library_kernel`` each (cuDNN launches them without PyTorch's dispatcher).
+        Ignores: the host running ahead across a whole network, CPU jitter.
         """
         per_kernel = self.host.get("kernel", 0.0)
         per_op = self.host.get("op", 0.0)
+        per_library = self.host.get("library_kernel", per_kernel)
         host = gpu = 0.0
         for p in preds:
             if p.cost.kernels == 0:
                 host += per_op
                 continue
             kernels = p.cost.kernels + len(p.extra_kernels)
-            host += kernels * per_kernel
+            library = p.cost.kernels - 1 if op_class(p.cost.op_type) == "rnn" else 0
+            host += (kernels - library) * per_kernel + library * per_library
             gpu = max(gpu, host) + p.time_s
         return max(gpu, host)
 
@@ -210,6 +225,7 @@ def _hidden_bytes(cost: OpCost, bytes_of: str) -> float:
 
 
 _CLASS_KEYS = ("t0_s", "eff_compute", "eff_memory")
+_OPTIONAL_CLASS_KEYS = ("row_s",)
 _HIDDEN_KEYS = ("kind", "count", "bytes_of")
 _BYTES_OF = ("input", "output", "io")
 MAX_CALIBRATION_BYTES = 16 << 20
@@ -256,16 +272,20 @@ def parse_calibration(doc: Any, where: str) -> dict:
             _num(where, f"classes.{c}.{p}.t0_s", v["t0_s"], 0.0, 1.0, lo_open=True)
             for k in ("eff_compute", "eff_memory"):
                 _num(where, f"classes.{c}.{p}.{k}", v[k], 1e-6, 1e3)
+            if "row_s" in v:
+                _num(where, f"classes.{c}.{p}.row_s", v["row_s"], 0.0, 1e-3)
             for k in v:
-                if k not in _CLASS_KEYS:
+                if k not in _CLASS_KEYS + _OPTIONAL_CLASS_KEYS:
                     raise PredictorError(f"calibration {where}: field 'classes.{c}.{p}.{k}' is not a parameter "
-                                         f"({', '.join(_CLASS_KEYS)})")
+                                         f"({', '.join(_CLASS_KEYS + _OPTIONAL_CLASS_KEYS)})")
     gap = doc["kernel_gap_s"]
     if isinstance(gap, bool) or not isinstance(gap, (int, float)) or not math.isfinite(gap) or gap < 0:
         raise PredictorError(f"calibration {where}: field 'kernel_gap_s' must be a non-negative number")
     _num(where, "kernel_gap_s", gap, 0.0, 1.0)
     if "gemm_k_half" in doc:
         _num(where, "gemm_k_half", doc["gemm_k_half"], 0.0, 1e9)
+    if "rnn_overlap" in doc:
+        _num(where, "rnn_overlap", doc["rnn_overlap"], 0.0, 0.95)
     if "multi_tensor_per_tensor_s" in doc:
         _num(where, "multi_tensor_per_tensor_s", doc["multi_tensor_per_tensor_s"], 0.0, 1e-3)
     for k, x in _obj(where, "host_dispatch_s", doc.get("host_dispatch_s", {}), "of seconds by name").items():

@@ -125,6 +125,12 @@ class OpWork:
     # and the bytes of its A and B operands among bytes_read (the tiling model re-reads those)
     gemm: tuple[int, int, int, int] | None = None
     gemm_operand_bytes: float = 0.0
+    # rows of a kernel that gives each row a thread block of its own (PyTorch's layer norm): each row pays a
+    # fixed cost the calibration fits (``row_s`` per SM), whatever its length
+    rows: int = 0
+    # the kernels run concurrently with those of the node's producer (cuDNN's stacked RNN layers overlap
+    # their time steps across streams): the calibration hides part of their fixed costs
+    overlaps_producer: bool = False
 
 
 @dataclass(frozen=True)

@@ -38,3 +38,78 @@ def test_wave_efficiency(tiles, sms, k, eff):
 def test_bad_calibration_names_field(doc, field):
     with pytest.raises(PredictorError, match=f"field '{field}"):
         parse_calibration(json.loads(json.dumps(doc)), "c.json")
+
+
+def _doc(**extra):
+    p = {"t0_s": 1e-6, "eff_compute": 1.0, "eff_memory": 1.0}
+    return {"schema_version": 1, "gpu": "h200", "kernel_gap_s": 5e-7,
+            "classes": {"default": {"*": p}, "layernorm": {"fp32": {**p, "row_s": extra.pop("row_s", 0.0)}}},
+            **extra}
+
+
+def _predict(doc, nodes, inputs, outputs, inits=None, precision="fp32"):
+    from predictor.fitted import FittedCalibration
+    from predictor.graph.loader import load_model_proto
+    from predictor.predict import predict_graph
+    from tests.helpers import make_model
+
+    g = load_model_proto(make_model(nodes, inputs, outputs, inits))
+    return predict_graph(g, load_profile("h200"), precision, FittedCalibration(parse_calibration(doc, "t")))
+
+
+def test_layer_norm_row_cost():
+    """rows / SMs x row_s on top of the roofline time: 1320 rows on the H200's 132 SMs at 1e-7 s = 1e-6 s."""
+    from onnx import helper
+
+    nodes = [helper.make_node("LayerNormalization", ["x", "s"], ["y"], name="ln")]
+    args = (nodes, [("x", "float32", [1320, 64]), ("s", "float32", [64])], [("y", "float32", None)])
+    base = _predict(_doc(), *args).ops[0]
+    rowed = _predict(_doc(row_s=1e-7), *args).ops[0]
+    assert rowed.time_s - base.time_s == pytest.approx(1e-6, rel=1e-9)
+    assert rowed.level_time_s["latency"] == pytest.approx(1e-6 + 1e-6)  # t0 + rows
+
+
+def _two_layer_lstm():
+    import numpy as np
+    from onnx import helper
+
+    h = 8
+    nodes = [helper.make_node("LSTM", ["x", "w1", "r1"], ["y1"], hidden_size=h, name="l1"),
+             helper.make_node("Squeeze", ["y1", "ax"], ["y1s"], name="sq"),
+             helper.make_node("LSTM", ["y1s", "w2", "r2"], ["y2"], hidden_size=h, name="l2")]
+    inits = {"w1": np.zeros((1, 4 * h, 4), np.float32), "r1": np.zeros((1, 4 * h, h), np.float32),
+             "w2": np.zeros((1, 4 * h, h), np.float32), "r2": np.zeros((1, 4 * h, h), np.float32),
+             "ax": np.array([1], np.int64)}
+    inputs = [("x", "float32", [6, 1, 4])] + [(k, "float32", list(v.shape)) for k, v in inits.items() if k != "ax"]
+    return nodes, inputs, [("y2", "float32", None)], inits
+
+
+def test_stacked_rnn_overlap_hides_fixed_costs():
+    """The second layer loses rnn_overlap x (its kernels' t0 + gaps): 13 kernels x (1 + 0.5) us x 0.5."""
+    base = {o.cost.name: o for o in _predict(_doc(), *_two_layer_lstm()).ops}
+    hid = {o.cost.name: o for o in _predict(_doc(rnn_overlap=0.5), *_two_layer_lstm()).ops}
+    assert hid["l1"].time_s == base["l1"].time_s
+    assert base["l2"].time_s - hid["l2"].time_s == pytest.approx(0.5 * 13 * 1.5e-6, rel=1e-9)
+
+
+def test_eager_recurrent_kernels_at_library_rate():
+    """A recurrent layer's kernels after its first are issued at host_dispatch_s.library_kernel."""
+    doc = _doc(host_dispatch_s={"kernel": 1e-4, "op": 0.0, "library_kernel": 1e-5})
+    pred = _predict(doc, *_two_layer_lstm())
+    # host-bound: per layer 1e-4 + 12 x 1e-5; the first layer's GPU time hides under the second's issue
+    assert pred.eager_time_s == pytest.approx(2 * (1e-4 + 12 * 1e-5) + pred.ops[-1].time_s, rel=1e-9)
+
+
+@pytest.mark.parametrize("extra,field", [
+    ({"rnn_overlap": 1.5}, "rnn_overlap"),
+    ({"row_s": -1.0}, "classes.layernorm.fp32.row_s"),
+])
+def test_bad_new_fields_named(extra, field):
+    with pytest.raises(PredictorError, match=f"field '{field}'"):
+        parse_calibration(_doc(**extra), "c.json")
+
+
+def test_bundled_fit_has_row_cost_and_grouped_class():
+    cal = bundled_calibration(load_profile("h200"))
+    assert all(cal.params("layernorm", p).row_s > 0 for p in ("fp32", "tf32", "fp16", "bf16"))
+    assert "grouped" in cal.classes and 0 < cal.rnn_overlap < 1

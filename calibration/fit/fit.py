@@ -64,6 +64,9 @@ class NodeRows:
     hidden: np.ndarray  # hidden kernels
     hidden_s: np.ndarray  # ideal HBM time of the hidden kernels' bytes
     layout_group: np.ndarray
+    rows_per_sm: np.ndarray  # rows of a block-per-row kernel (OpWork.rows) per SM
+    precision: np.ndarray  # index into PRECISIONS (the row cost is fitted per precision)
+    overlaps: np.ndarray  # 1 where the node overlaps its producer (stacked RNN layer), else 0
     sample: np.ndarray  # index of the scope sample, -1 for nodes of modules no kernel was attributed to
     case: np.ndarray  # index of the case
 
@@ -155,7 +158,7 @@ def learn_autocast_hidden(path: Path = AMP_KERNELS) -> dict[str, dict[str, float
 def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: dict):
     """Scope samples of the cases: (NodeRows, measured seconds per sample, weight per sample)."""
     cols = {k: [] for k in ("group", "kernels", "compute_s", "gemm_k", "memory_s", "cache_s", "hidden", "hidden_s",
-                            "layout_group", "sample", "case")}
+                            "layout_group", "rows_per_sm", "precision", "overlaps", "sample", "case")}
     measured, weights, case_ref = [], [], []
     for case in cases:
         rows = kernels.get(case.key)
@@ -193,9 +196,12 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
                 cols["hidden"].append(h)
                 cols["hidden_s"].append(hb / profile.bandwidth(MemLevel.HBM))
                 cols["layout_group"].append(groups[("layout", case.precision)])
+                cols["rows_per_sm"].append(c.work.rows / profile.sm_count)
+                cols["precision"].append(PRECISIONS.index(case.precision))
+                cols["overlaps"].append(1.0 if c.work.overlaps_producer else 0.0)
                 cols["sample"].append(sid)
                 cols["case"].append(cid)
-    ints = ("group", "layout_group", "sample", "case")
+    ints = ("group", "layout_group", "precision", "sample", "case")
     arrays = NodeRows(**{k: np.asarray(v, dtype=int if k in ints else float) for k, v in cols.items()})
     return arrays, np.asarray(measured), np.asarray(weights), np.asarray(case_ref)
 
@@ -206,16 +212,33 @@ def _hidden_bytes(cost) -> float:
     return hb(cost, "io")
 
 
-def node_times(theta: np.ndarray, rows: NodeRows) -> np.ndarray:
-    k_half = math.exp(theta[-1])
-    theta = theta[:-1]
-    t0, ec, em = np.exp(theta[0::3]), np.exp(theta[1::3]), np.exp(theta[2::3])
+N_EXTRA = len(PRECISIONS) + 2  # after the 3 parameters per group: row_s per precision, rnn_overlap, gemm_k_half
+
+
+def unpack(theta: np.ndarray):
+    """(t0, eff_compute, eff_memory per group; row_s per precision; rnn_overlap; gemm_k_half)."""
+    g3 = theta[:-N_EXTRA]
+    extra = theta[-N_EXTRA:]
+    return (np.exp(g3[0::3]), np.exp(g3[1::3]), np.exp(g3[2::3]), np.exp(extra[:len(PRECISIONS)]),
+            float(extra[-2]), math.exp(extra[-1]))
+
+
+def _fixed_and_body(theta: np.ndarray, rows: NodeRows) -> tuple[np.ndarray, np.ndarray]:
+    t0, ec, em, row_s, _, k_half = unpack(theta)
     g, lg = rows.group, rows.layout_group
     k_eff = np.where(rows.gemm_k > 0, rows.gemm_k / (rows.gemm_k + k_half), 1.0)
     body = np.maximum(np.maximum(np.where(rows.compute_s > 0, rows.compute_s / (ec[g] * k_eff), 0.0),
                                  rows.memory_s / em[g]), rows.cache_s)
+    fixed = rows.kernels * t0[g] + rows.rows_per_sm * row_s[rows.precision]
     # hidden kernels: t0 each plus one pass over the node's bytes (half for one kernel: hidden_bytes_share)
-    return rows.kernels * t0[g] + body + rows.hidden * t0[lg] + np.minimum(rows.hidden, 2.0) / 2.0 * rows.hidden_s / em[lg]
+    hidden = rows.hidden * t0[lg] + np.minimum(rows.hidden, 2.0) / 2.0 * rows.hidden_s / em[lg]
+    return fixed, body + hidden
+
+
+def node_times(theta: np.ndarray, rows: NodeRows) -> np.ndarray:
+    """Summed kernel time of each node (what an eager profile's module scope measures)."""
+    fixed, rest = _fixed_and_body(theta, rows)
+    return fixed + rest
 
 
 def predict_samples(theta: np.ndarray, rows: NodeRows, n_samples: int) -> np.ndarray:
@@ -225,8 +248,12 @@ def predict_samples(theta: np.ndarray, rows: NodeRows, n_samples: int) -> np.nda
 
 
 def predict_cases(theta: np.ndarray, rows: NodeRows, n_cases: int, gap_s: float) -> np.ndarray:
-    """Whole-network time: every node plus the graph-replay gap after each kernel (hidden ones too)."""
-    node = node_times(theta, rows) + gap_s * (rows.kernels + rows.hidden)
+    """Whole-network time: every node plus the graph-replay gap after each kernel (hidden ones too), less the
+    share ``rnn_overlap`` of the fixed costs of nodes that overlap their producer (as FittedCalibration)."""
+    fixed, rest = _fixed_and_body(theta, rows)
+    overlap = unpack(theta)[4]
+    gaps = gap_s * (rows.kernels + rows.hidden)
+    node = fixed + rest + gaps - overlap * rows.overlaps * (fixed + gaps)
     return np.bincount(rows.case, weights=node, minlength=n_cases)
 
 
@@ -243,7 +270,9 @@ def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
     n_cases = len(case_ref)
     counts = np.bincount(rows.group, minlength=len(keys)) + \
         np.bincount(rows.layout_group, weights=(rows.hidden > 0).astype(float), minlength=len(keys)).astype(int)
-    theta0 = np.append(np.tile([math.log(3e-6), math.log(0.7), math.log(0.6)], len(keys)), math.log(256.0))
+    # row cost per precision: starts at 0.1 us per row per SM; rnn overlap starts at none
+    extra0 = [math.log(1e-7)] * len(PRECISIONS) + [0.0, math.log(256.0)]
+    theta0 = np.append(np.tile([math.log(3e-6), math.log(0.7), math.log(0.6)], len(keys)), extra0)
     prior = 0.3  # pulls groups with little data to the common starting point (log-space ridge)
 
     def resid(theta):
@@ -253,13 +282,15 @@ def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
         rc = CASE_WEIGHT * np.log(np.maximum(whole, 1e-9) / case_ref)
         return np.concatenate([r, rc, prior * 0.05 * (theta - theta0)])
 
-    lo = np.append(np.tile([math.log(2e-7), math.log(0.02), math.log(0.02)], len(keys)), math.log(1.0))
+    lo = np.append(np.tile([math.log(2e-7), math.log(0.02), math.log(0.02)], len(keys)),
+                   [math.log(1e-10)] * len(PRECISIONS) + [0.0, math.log(1.0)])
     # library GEMM/conv kernels on tensor cores reach most of the ceiling, itself a cuBLAS GEMM (ERT run):
     # their small-problem losses are tiles, waves, K-loop overheads and fixed costs, not a low asymptote
     for (cls, prec), i in groups.items():
         if cls in ("conv", "gemm") and prec in TENSOR_PRECISIONS:
             lo[3 * i + 1] = math.log(MIN_TENSOR_EFFICIENCY)
-    hi = np.append(np.tile([math.log(5e-5), math.log(1.0), math.log(3.0)], len(keys)), math.log(16384.0))
+    hi = np.append(np.tile([math.log(5e-5), math.log(1.0), math.log(3.0)], len(keys)),
+                   [math.log(1e-5)] * len(PRECISIONS) + [0.9, math.log(16384.0)])
     sol = least_squares(resid, theta0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=200 * len(theta0))
     pred = predict_samples(sol.x, rows, n)
     err = np.abs(pred / measured - 1)
@@ -275,29 +306,42 @@ def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
             "t0_s": float(math.exp(sol.x[3 * i])), "eff_compute": float(math.exp(sol.x[3 * i + 1])),
             "eff_memory": float(math.exp(sol.x[3 * i + 2])), "n_nodes": int(counts[i]),
             **({"shared_with": _gp(prec)} if prec in SHARED else {})}
+    # the row cost of block-per-row kernels (class "layernorm"), per precision with rows in the data
+    row_s = unpack(sol.x)[3]
+    for j, prec in enumerate(PRECISIONS):
+        if np.any((rows.rows_per_sm > 0) & (rows.precision == j)) and prec in classes.get("layernorm", {}):
+            classes["layernorm"][prec]["row_s"] = float(row_s[j])
     # class-wide fallback for precisions without data: the geometric mean of the fitted ones
     for cls, by_p in classes.items():
         fitted = [v for v in by_p.values()]
         by_p["*"] = {k: float(np.exp(np.mean([math.log(v[k]) for v in fitted])))
-                     for k in ("t0_s", "eff_compute", "eff_memory")}
+                     for k in ("t0_s", "eff_compute", "eff_memory", "row_s") if all(k in v for v in fitted)}
     all_fits = [v for by_p in classes.values() for p, v in by_p.items() if p != "*"]
     classes["default"] = {"*": {k: float(np.exp(np.median([math.log(v[k]) for v in all_fits])))
                                 for k in ("t0_s", "eff_compute", "eff_memory")}}
     return {"classes": classes, "hidden": hidden, "scope_median_error": float(np.median(err)), "n_samples": n,
-            "gemm_k_half": float(math.exp(sol.x[-1])), "train_mape": float(np.mean(np.abs(whole / case_ref - 1)))}
+            "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4], "train_mape": float(np.mean(np.abs(whole / case_ref - 1)))}
 
 
-def host_dispatch(cases: list[Case]) -> float:
-    """Median eager time per launched kernel over host-bound training cases (eager > 1.5 x GPU time)."""
-    xs = [c.eager_median_s / c.n_kernels_eager for c in cases
-          if c.n_kernels_eager and math.isfinite(c.eager_median_s) and c.eager_median_s > 1.5 * c.reference_time_s]
-    return float(np.median(xs)) if xs else 0.0
+def host_dispatch(cases: list[Case]) -> dict[str, float]:
+    """Host time per launch for the eager estimate: ``kernel``, the median eager time per launched kernel over
+    host-bound training cases (eager > 1.5 x GPU time); ``library_kernel``, the same over the recurrent ones (nearly every kernel launched inside one cuDNN call)."""
+    def median_per_kernel(sel: list[Case]) -> float:
+        xs = [c.eager_median_s / c.n_kernels_eager for c in sel if c.n_kernels_eager and math.isfinite(c.eager_median_s)
+              and c.eager_median_s > 1.5 * c.reference_time_s]
+        return float(np.median(xs)) if xs else 0.0
+    rnn = [c for c in cases if c.family == "rnn"]
+    out = {"kernel": median_per_kernel(cases), "op": 0.0}
+    if median_per_kernel(rnn):
+        out["library_kernel"] = median_per_kernel(rnn)
+    return out
 
 
-def build_document(result: dict, cases: list[Case], profile, host_s: float) -> dict:
+def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, float]) -> dict:
     classes = {}
     for cls, by_p in result["classes"].items():
-        classes[cls] = {p: {k: v[k] for k in ("t0_s", "eff_compute", "eff_memory")} for p, v in by_p.items()}
+        classes[cls] = {p: {k: v[k] for k in ("t0_s", "eff_compute", "eff_memory", "row_s") if k in v}
+                        for p, v in by_p.items()}
     hidden = {op: {p: ([{"kind": "layout", "count": n, "bytes_of": "io"}] if n > 0 else []) for p, n in by_p.items()}
               for op, by_p in result["hidden"].items()}
     nets = sorted({c.network for c in cases})
@@ -306,7 +350,8 @@ def build_document(result: dict, cases: list[Case], profile, host_s: float) -> d
         "gpu": "h200",
         "kernel_gap_s": profile.kernel_gap_s,
         "gemm_k_half": result["gemm_k_half"],
-        "host_dispatch_s": {"kernel": host_s, "op": 0.0},
+        "rnn_overlap": result["rnn_overlap"],
+        "host_dispatch_s": host_s,
         "classes": classes,
         "hidden_kernels": hidden,
         "provenance": {
@@ -320,7 +365,8 @@ def build_document(result: dict, cases: list[Case], profile, host_s: float) -> d
             "data": "calibration/data/h200/timing (PyTorch 2.11 eager, cuDNN 9.19, H200, 2026-12-02)",
             "profile": "h200 (ERT-measured ceilings)",
             "kernel_gap_s": "per-kernel time of a CUDA-graph replay of empty kernels (ERT run)",
-            "host_dispatch_s": "median eager time per launched kernel over host-bound training cases",
+            "host_dispatch_s": "median eager time per launched kernel over host-bound training cases "
+                               "(library_kernel: of the recurrent training network, kernels inside one cuDNN call)",
             "model": "predictor/fitted.py docstring",
         },
     }
@@ -338,6 +384,12 @@ def main(argv: list[str] | None = None) -> int:
     kernels = load_kernels()
     result = fit(cases, kernels, profile)
     result["hidden"].update(learn_autocast_hidden())
+    from .micro_fit import fit_grouped
+
+    grouped, grouped_hidden = fit_grouped(result["classes"], result["gemm_k_half"], profile.kernel_gap_s, profile)
+    if grouped:
+        result["classes"]["grouped"] = grouped
+        result["hidden"]["Conv:grouped"] = grouped_hidden
     doc = build_document(result, cases, profile, host_dispatch(cases))
     from .optimizer_fit import fit_tensor_cost
 

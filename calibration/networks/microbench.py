@@ -30,7 +30,7 @@ EIGHT_BIT_PRECISIONS = ("fp8_e4m3", "fp8_e5m2", "int8")
 PRECISIONS = FLOAT_PRECISIONS + EIGHT_BIT_PRECISIONS
 FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS}   # families not named here run FLOAT_PRECISIONS
 TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
-                        "sdpa", "rnn")
+                        "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned")
 ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error")
@@ -212,6 +212,71 @@ def _conv_grouped_cases(p: str) -> Iterator[OpCase]:
     for n in (1, 32):
         for c, h, g, s in GROUPED_CONVS:
             yield _conv_case(p, "conv_grouped", n, c, h, c, 3, s, groups=g)
+
+
+# (C, H, group width, stride): grouped 3x3 convolutions of other group widths (ResNeXt-like 4 and 8,
+# 16, 32, 64), to tell the grouped-convolution kernels' cost from the width-24 set above
+GROUPED_WIDTH_CONVS = ((128, 56, 4, 1), (256, 28, 8, 1), (256, 28, 16, 2), (512, 14, 32, 1), (1024, 7, 64, 1),
+                       (256, 56, 8, 1), (512, 28, 16, 1))
+
+
+def _conv_grouped_width_cases(p: str) -> Iterator[OpCase]:
+    for n in (1, 32):
+        for c, h, width, s in GROUPED_WIDTH_CONVS:
+            yield _conv_case(p, "conv_grouped_width", n, c, h, c, 3, s, groups=c // width)
+
+
+# layer norm over the last dim D of `rows` rows: small D with many rows (Swin, ConvNeXt: one block per row)
+LAYER_NORM_ROWS = tuple((rows, d) for d in (64, 96, 128, 192, 256, 384, 512, 768, 1024)
+                        for rows in (1024, 8192, 25088, 100352))
+
+
+def _layer_norm_rows_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for rows, d in LAYER_NORM_ROWS:
+        def setup(rows=rows, d=d):
+            import torch.nn.functional as F
+
+            x, w, b = _rand((rows, d), p), _rand((d,), p), _rand((d,), p)
+            return lambda: F.layer_norm(x, (d,), w, b)
+        yield OpCase("layer_norm", "layer_norm_rows", p, {"tokens": rows, "D": d}, 8.0 * rows * d,
+                     float(elt * (2 * rows * d + 2 * d)), setup)
+
+
+# softmax over short rows (Swin's 49-token windows, ViT's 197) and aligned neighbours: (rows, cols)
+SOFTMAX_ROWS = tuple((rows, cols) for cols in (49, 64, 197, 256) for rows in (12288, 301056))
+
+
+def _softmax_rows_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for rows, cols in SOFTMAX_ROWS:
+        def setup(rows=rows, cols=cols):
+            import torch
+
+            x = _rand((rows, cols), p)
+            return lambda: torch.softmax(x, dim=-1)
+        yield OpCase("softmax", "softmax_rows", p, {"rows": rows, "cols": cols}, 5.0 * rows * cols,
+                     2.0 * elt * rows * cols, setup)
+
+
+# batched GEMMs whose M, N or K is not a multiple of 8 (Swin's 7x7 windows: 49 tokens, head dim 32) next
+# to aligned controls of the same size: (batch, M, N, K)
+BMM_UNALIGNED = ((96, 49, 49, 32), (96, 49, 32, 49), (6144, 49, 49, 32), (6144, 49, 32, 49),
+                 (6144, 48, 48, 32), (6144, 48, 32, 48), (6144, 56, 56, 32), (6144, 56, 32, 56),
+                 (384, 197, 197, 64), (384, 197, 64, 197), (384, 200, 200, 64), (384, 200, 64, 200),
+                 (1536, 50, 50, 64), (1536, 50, 64, 50), (384, 77, 77, 64), (384, 77, 64, 77))
+
+
+def _bmm_unaligned_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for bh, m, n, k in BMM_UNALIGNED:
+        def setup(bh=bh, m=m, n=n, k=k):
+            import torch
+
+            a, b = _rand((bh, m, k), p), _rand((bh, k, n), p)
+            return lambda: torch.bmm(a, b)
+        yield OpCase("bmm", "bmm_unaligned", p, {"B": bh, "M": m, "N": n, "K": k},
+                     *gemm_cost(m, n, k, elt, bh), setup)
 
 
 def _conv_sweep_cases(p: str) -> Iterator[OpCase]:
@@ -410,6 +475,8 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "elementwise": _elementwise_cases, "reduction": _reduction_cases, "softmax": _softmax_cases,
     "norm": _norm_cases, "pool": _pool_cases, "resize": _resize_cases, "transpose": _transpose_cases,
     "sdpa": _sdpa_cases, "rnn": _rnn_cases, "gemm_8bit": _gemm_8bit_cases, "conv_sweep": _conv_sweep_cases,
+    "conv_grouped_width": _conv_grouped_width_cases, "layer_norm_rows": _layer_norm_rows_cases,
+    "bmm_unaligned": _bmm_unaligned_cases, "softmax_rows": _softmax_rows_cases,
 }
 
 

@@ -105,7 +105,8 @@ class OpContext:
     def work(self, matmul_flops: float = 0.0, vector_flops: float = 0.0, *, kernels: int = 1,
              bytes_read: float | None = None, bytes_written: float | None = None,
              weight_bytes: float = 0.0, notes: tuple[str, ...] = (),
-             gemm: tuple[int, int, int, int] | None = None, gemm_operand_bytes: float = 0.0) -> OpWork:
+             gemm: tuple[int, int, int, int] | None = None, gemm_operand_bytes: float = 0.0,
+             rows: int = 0) -> OpWork:
         """OpWork with compulsory bytes (every input read once, every output written once) by default."""
         flops = {}
         if matmul_flops:
@@ -122,6 +123,7 @@ class OpContext:
             input_bytes=frozen_map(self._input_bytes()),
             gemm=gemm,
             gemm_operand_bytes=float(gemm_operand_bytes),
+            rows=int(rows),
         )
 
     def _input_bytes(self) -> dict[str, float]:

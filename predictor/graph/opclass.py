@@ -19,7 +19,8 @@ _CLASSES: dict[str, tuple[str, ...]] = {
 }
 _BY_OP = {op: cls for cls, ops in _CLASSES.items() for op in ops}
 CLASSES = tuple(_CLASSES) + ("elementwise",)
-KERNEL_CLASSES = CLASSES + ("depthwise",)  # calibration classes (kernel_class): op classes + depthwise conv
+# calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
+KERNEL_CLASSES = CLASSES + ("depthwise", "grouped", "layernorm")
 
 
 def op_class(op_type: str) -> str:
@@ -74,11 +75,13 @@ def hidden_entry(table, node, precision: str, default, op: str | None = None):
 def kernel_class(node, op: str | None = None) -> str:
     """The calibration class of a node's kernel: its op class, except that a pointwise convolution (1x1,
     stride 1, one group) is a GEMM (cuDNN dispatches it to cuBLAS GEMM kernels, nvjet/sm90 gemm in the
-    H200 kernel tables) and takes the GEMM class's efficiency, and a depthwise convolution is a class of its own
-(``depthwise``: CUDA-core stencil kernels, no implicit GEMM). ``op``: a fused node's base op."""
-    key = hidden_key(node, op)
-    if key == "Conv:pointwise":
-        return "gemm"
-    if key == "Conv:depthwise":
-        return "depthwise"
-    return op_class(node.op_type)
+    H200 kernel tables) and takes the GEMM class's efficiency, and depthwise and grouped convolutions are
+    classes of their own (``depthwise``: CUDA-core stencil kernels, no implicit GEMM; ``grouped``: cuDNN's
+    grouped kernels, fitted on microbenchmarks by calibration/fit/micro_fit.py), and so is layer norm
+    (``layernorm``: a thread block per row, whose fixed cost per row the class's ``row_s`` holds, unlike batch
+    norm's channel-parallel kernels). ``op``: a fused node's base op."""
+    return _KEY_CLASS.get(hidden_key(node, op)) or op_class(node.op_type)
+
+
+_KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:grouped": "grouped",
+              "LayerNormalization": "layernorm"}

@@ -8,6 +8,8 @@ decompose: each pattern here folds the nodes of one PyTorch call back into the k
 * ``linear_bias``: MatMul/Gemm followed by Add of a 1-D constant bias -> the bias rides in the GEMM epilogue.
 * ``gelu_erf``: x * 0.5 * (1 + erf(x / sqrt 2)) -> one GELU kernel.
 * ``silu``: x * sigmoid(x) -> one SiLU kernel.
+* ``stacked_rnn``: an LSTM/GRU/RNN layer fed (through views) by another is the next layer of one cuDNN call,
+  whose time steps run on their own stream beside the previous layer's: ``overlaps_producer``.
 Absorbed nodes keep their FLOPs (moved to the node that takes their place) and launch nothing.
 Ignores: fusions that depend on runtime heuristics beyond the graph (cuDNN conv+bias+act fusion is off in
 PyTorch eager), and exporter variants these matchers do not recognise (they stay unfused: safe side).
@@ -275,6 +277,24 @@ def _silu(ix: _Index, sig: Node):
     if mul is None or mul.op_type != "Mul" or not any(t is not None and t.name == x.name for t in mul.inputs):
         return None
     return _chain_fuse(ix, [sig, mul], x.name)
+
+
+_RNN = ("LSTM", "GRU", "RNN")
+_VIEWS = ("Squeeze", "Unsqueeze", "Reshape", "Transpose", "Identity", "Flatten")
+
+
+@pattern("stacked_rnn")
+def _stacked_rnn(ix: _Index, node: Node):
+    if node.op_type not in _RNN or node.name not in ix.work:
+        return None
+    src = ix.prod(node, 0)
+    for _ in range(8):
+        if src is None or src.op_type not in _VIEWS:
+            break
+        src = ix.prod(src, 0)
+    if src is None or src.op_type not in _RNN:
+        return None
+    return [(node.name, replace(ix.work[node.name], overlaps_producer=True))]
 
 
 _SMALL = 4096

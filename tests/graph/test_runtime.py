@@ -80,3 +80,21 @@ def test_arithmetic_on_constants_launches_nothing():
     nodes = [helper.make_node("Sqrt", ["c"], ["r"], name="sqrt"), helper.make_node("Mul", ["x", "r"], ["y"], name="mul")]
     costs = _cost(nodes, [("x", "float32", [2, 8])], [("y", "float32", None)], {"c": np.array(4.0, np.float32)})
     assert costs["sqrt"].kernels == 0 and costs["mul"].kernels == 1
+
+
+def test_stacked_rnn_layers_overlap():
+    """The second of two stacked LSTM layers (fed through Squeeze, as exporters write it) overlaps the first."""
+    h = 4
+    nodes = [
+        helper.make_node("LSTM", ["x", "w1", "r1"], ["y1"], hidden_size=h, name="l1"),
+        helper.make_node("Squeeze", ["y1", "ax"], ["y1s"], name="sq"),
+        helper.make_node("LSTM", ["y1s", "w2", "r2"], ["y2"], hidden_size=h, name="l2"),
+    ]
+    inits = {"w1": np.zeros((1, 4 * h, 3), np.float32), "r1": np.zeros((1, 4 * h, h), np.float32),
+             "w2": np.zeros((1, 4 * h, h), np.float32), "r2": np.zeros((1, 4 * h, h), np.float32),
+             "ax": np.array([1], np.int64)}
+    inputs = [("x", "float32", [5, 1, 3])] + [(k, "float32", list(v.shape)) for k, v in inits.items() if k != "ax"]
+    costs = _cost(nodes, inputs, [("y2", "float32", None)], inits)
+    assert not costs["l1"].work.overlaps_producer and costs["l2"].work.overlaps_producer
+    assert costs["l2"].kernels == 1 + 2 * 5
+    assert not _cost(nodes, inputs, [("y2", "float32", None)], inits, patterns=False)["l2"].work.overlaps_producer

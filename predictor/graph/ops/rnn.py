@@ -17,9 +17,10 @@ recurrent step per time step):
               RNN  the activation (Tanh 4, Relu 1, Sigmoid 6)
             so LSTM 4 + 4 + 30 = 38 with bias (34 without), GRU 3 + 3 + 21 = 27 (24), RNN 6 (5).
 
-Kernels per direction: 1 input GEMM + S step kernels (cuDNN's common algorithm; its standard
-algorithm may launch a recurrent GEMM and a pointwise kernel per step, its persistent one a single
-kernel: calibrated later).
+Kernels per direction: 1 input GEMM + 2 per step (cuDNN's standard algorithm: a recurrent GEMM/GEMV and
+a pointwise cell kernel per step, as the H200 profiles of PyTorch's LSTM and GRU show at every precision;
+its persistent algorithm, one kernel, is not modelled). Stacked layers overlap across streams: see the
+``stacked_rnn`` runtime pattern (graph/runtime.py).
 
 Bytes beyond the compulsory ones:
 * R is re-read by every step kernel: weights are read once per kernel invocation, so R counts
@@ -41,6 +42,7 @@ GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 GATE_MATH_FLOPS = {"LSTM": 3 * SIGMOID + 2 * TANH + 3 + 1, "GRU": 2 * SIGMOID + TANH + 1 + 4}
 RNN_ACTIVATION_FLOPS = {"tanh": TANH, "relu": 1, "sigmoid": SIGMOID}
 PEEPHOLE_FLOPS = 6
+STEP_KERNELS = 2  # recurrent GEMM + pointwise cell kernel per time step (cuDNN standard algorithm)
 
 
 def rnn_gate_flops_per_unit(op_type: str, has_bias: bool, activation: str = "Tanh",
@@ -80,7 +82,6 @@ def recurrent(ctx: OpContext) -> OpWork:
     h_reads = d * s * b * h * e
     bytes_read = ctx.all_in_bytes() + (s - 1) * r_bytes + workspace + h_reads
     bytes_written = ctx.all_out_bytes() + workspace
-    work = ctx.work(matmul_flops=matmul, vector_flops=vector, kernels=d * (1 + s),
-                    bytes_read=bytes_read, bytes_written=bytes_written,
-                    notes=("sequence_lens ignored; cuDNN step kernels calibrated later",))
+    work = ctx.work(matmul_flops=matmul, vector_flops=vector, kernels=d * (1 + STEP_KERNELS * s),
+                    bytes_read=bytes_read, bytes_written=bytes_written, notes=("sequence_lens ignored",))
     return with_input_reads(work, input_reads(ctx, {2: s * r_bytes}))

@@ -101,3 +101,11 @@ def test_mean_variance_normalization():
     x, s = 384, 12
     assert work.bytes_read == x + x + x + s + 2 * s + s + (x + s) + (x + s)  # 2004
     assert work.input_bytes["x"] == 3 * x
+
+
+@pytest.mark.parametrize("axis,rows", [(-1, 16), (2, 16), (1, 2)])
+def test_layer_norm_rows(axis, rows):
+    """PyTorch's layer norm gives each row (the dimensions before ``axis``) a thread block: ``rows``."""
+    work = one_node("LayerNormalization", [("x", "float32", (2, 8, 16)), ("s", "float32", (16,))],
+                    [("y", "float32", None)], attrs={"axis": axis}).work
+    assert work.rows == rows

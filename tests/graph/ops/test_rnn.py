@@ -22,7 +22,7 @@ def test_bidirectional_lstm_with_bias():
     assert work.flops[MM] == 23040
     # per unit: 4 combine + 4 bias + 3 sigmoid*6 + 2 tanh*4 + 3 (c) + 1 (h) = 38; 2*5*2*8 units -> 6080
     assert work.flops[VEC] == 6080
-    assert work.kernels == 2 * (1 + 5)  # per direction: input GEMM + one step kernel per time step
+    assert work.kernels == 2 * (1 + 2 * 5)  # per direction: input GEMM + recurrent GEMM and cell kernel per step
     x_b, w_b, r_b, bias_b = 400, 2560, 2048, 512
     out_b = (5 * 2 * 2 * 8 + 2 * 2 * 8 + 2 * 2 * 8) * 4  # Y + Y_h + Y_c = 896
     workspace = d * s * b * 32 * 4  # gate pre-activations 2560
@@ -39,7 +39,7 @@ def test_gru_forward_without_bias_layout_1():
                     [("y", "float32", None)], attrs=dict(hidden_size=5, layout=1), opset=14).work
     assert work.flops[MM] == 2 * 4 * 3 * 6 * 15 + 2 * 4 * 3 * 5 * 15  # 4320 + 3600 = 7920
     assert work.flops[VEC] == 4 * 3 * 5 * (3 + 21)  # 3 combine + 2*6 + 4 + 1 + 4 gate maths: 1440
-    assert work.kernels == 1 + 4
+    assert work.kernels == 1 + 2 * 4
 
 
 def test_reverse_rnn_relu():
@@ -49,7 +49,7 @@ def test_reverse_rnn_relu():
                     attrs=dict(hidden_size=16, direction="reverse", activations=["Relu"])).work
     assert work.flops[MM] == 2 * 7 * 1 * 4 * 16 + 2 * 7 * 1 * 16 * 16  # 896 + 3584 = 4480
     assert work.flops[VEC] == 7 * 16 * (1 + 1 + 1)  # combine, bias, relu: 336
-    assert work.kernels == 8
+    assert work.kernels == 1 + 2 * 7
 
 
 @pytest.mark.parametrize("op, bias, expected", [
