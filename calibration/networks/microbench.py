@@ -248,15 +248,7 @@ SOFTMAX_ROWS = tuple((rows, cols) for cols in (49, 64, 197, 256) for rows in (12
 
 
 def _softmax_rows_cases(p: str) -> Iterator[OpCase]:
-    elt = ELT_BYTES[p]
-    for rows, cols in SOFTMAX_ROWS:
-        def setup(rows=rows, cols=cols):
-            import torch
-
-            x = _rand((rows, cols), p)
-            return lambda: torch.softmax(x, dim=-1)
-        yield OpCase("softmax", "softmax_rows", p, {"rows": rows, "cols": cols}, 5.0 * rows * cols,
-                     2.0 * elt * rows * cols, setup)
+    return _softmax_shape_cases(p, "softmax_rows", SOFTMAX_ROWS)
 
 
 # batched GEMMs whose M, N or K is not a multiple of 8 (Swin's 7x7 windows: 49 tokens, head dim 32) next
@@ -336,15 +328,20 @@ def _reduction_cases(p: str) -> Iterator[OpCase]:
 
 
 def _softmax_cases(p: str) -> Iterator[OpCase]:
-    elt = ELT_BYTES[p]
     shapes = [(b * 12 * s, s) for b in (1, 32) for s in (128, 512)] + [(1, 1000), (32, 1000), (4096, 30522)]
+    return _softmax_shape_cases(p, "softmax", shapes)
+
+
+def _softmax_shape_cases(p: str, family: str, shapes) -> Iterator[OpCase]:
+    """Softmax over the last dim of each (rows, cols)."""
+    elt = ELT_BYTES[p]
     for rows, cols in shapes:
         def setup(rows=rows, cols=cols):
             import torch
 
             x = _rand((rows, cols), p)
             return lambda: torch.softmax(x, dim=-1)
-        yield OpCase("softmax", "softmax", p, {"rows": rows, "cols": cols}, 5.0 * rows * cols,
+        yield OpCase("softmax", family, p, {"rows": rows, "cols": cols}, 5.0 * rows * cols,
                      2.0 * elt * rows * cols, setup)
 
 

@@ -81,3 +81,20 @@ def test_dry_run_cpu_two_cases(tmp_path):
     assert rc == 0
     lines = (tmp_path / "microbench.csv").read_text().splitlines()
     assert len(lines) == 3
+
+
+def test_families_for_the_next_run():
+    """Grouped widths, layer-norm rows, unaligned batched GEMMs (with aligned controls) and short softmax rows."""
+    cases = mb.enumerate_cases(("conv_grouped_width", "layer_norm_rows", "bmm_unaligned", "softmax_rows"),
+                               mb.FLOAT_PRECISIONS)
+    by = {f: [c for c in cases if c.family == f] for f in ("conv_grouped_width", "layer_norm_rows", "bmm_unaligned",
+                                                          "softmax_rows")}
+    assert [len(v) for v in by.values()] == [4 * 14, 3 * 36, 4 * 16, 3 * 8]
+    widths = {c.params["C"] // c.params["groups"] for c in by["conv_grouped_width"]}
+    assert widths == {4, 8, 16, 32, 64}
+    bmm = by["bmm_unaligned"]
+    assert any(c.params["M"] % 8 for c in bmm) and any(c.params["M"] % 8 == 0 for c in bmm)
+    c = next(c for c in bmm if (c.params["B"], c.params["M"], c.params["N"], c.params["K"]) == (6144, 49, 49, 32))
+    assert c.flops == 2.0 * 6144 * 49 * 49 * 32
+    ln = next(c for c in by["layer_norm_rows"] if c.params == {"tokens": 100352, "D": 96} and c.precision == "fp16")
+    assert ln.bytes == 2 * (2 * 100352 * 96 + 2 * 96)
