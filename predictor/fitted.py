@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Mapping
 
-from .graph.fused import base_op, channels_last
+from .graph.fused import base_op, channels_last, runtime_op
 from .graph.opclass import hidden_entry, kernel_class, op_class
 from .machine.profile import MachineProfile, _reject_constant
 from .precision import PrecisionPolicy
@@ -140,11 +140,11 @@ class FittedCalibration:
         body = max([comp] + list(mem.values()))
         return fixed + body, times
 
-    def hidden_kernels(self, node: Node, precision: str) -> list[HiddenKernel]:
+    def hidden_kernels(self, node: Node, precision: str, op: str | None = None) -> list[HiddenKernel]:
         """The hidden kernels the runtime adds to ``node``: those fitted for its (base) op type; none of kind
         ``layout`` when a pass put the node in channels-last layout (graph/fused.py, optimize/layout.py)."""
         # by the refined key (1x1 vs kxk conv, ...), else the op type
-        hidden = hidden_entry(self.hidden, node, precision, [], base_op(node))
+        hidden = hidden_entry(self.hidden, node, precision, [], op or base_op(node))
         if hidden and channels_last(node):
             return [h for h in hidden if h.kind != "layout"]
         return hidden
@@ -155,14 +155,15 @@ class FittedCalibration:
             return OpPrediction(cost=cost, time_s=0.0, bound=Bound.LATENCY, level_time_s=_NO_TIME, efficiency=1.0)
         ideal_times = level_times_s(cost, profile, profile.kernel_gap_s)
         ideal, _ = bound_of(ideal_times)
-        cls = kernel_class(node, base_op(node))
+        op = runtime_op(node, cost.work)
+        cls = kernel_class(node, op)
         prm = self.params(cls, policy.name)
         wave = wave_efficiency(gemm_tiles(cost.work.gemm, precision_tile(policy.name)), profile.sm_count,
                                cost.work.gemm[3]) \
             if cost.work.gemm else 1.0
         t, times = self._kernel_time(cost, profile, prm, cost.kernels, wave)
         extra_names, extra_t = [], 0.0
-        hidden = self.hidden_kernels(node, policy.name)
+        hidden = self.hidden_kernels(node, policy.name, op)
         for h in hidden:
             moved = _hidden_bytes(cost, h.bytes_of) * hidden_bytes_share(h.count)
             hp = self.params(h.kind, policy.name)

@@ -131,6 +131,8 @@ class OpWork:
     # the kernels run concurrently with those of the node's producer (cuDNN's stacked RNN layers overlap
     # their time steps across streams): the calibration hides part of their fixed costs
     overlaps_producer: bool = False
+    # the runtime runs the node (and the nodes absorbed into it) as one fused attention kernel (graph/runtime.py)
+    fused_attention: bool = False
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import numpy as np
 
 from predictor.fitted import gemm_tiles, precision_tile, tile_padding, wave_efficiency
 from predictor.graph.cost import cost_graph
+from predictor.graph.fused import runtime_op
 from predictor.graph.opclass import KERNEL_CLASSES, hidden_entry, hidden_key, kernel_class
 from predictor.graph.traffic import HierarchicalTraffic
 from predictor.machine.profile import load_profile
@@ -65,7 +66,6 @@ class NodeRows:
     hidden_s: np.ndarray  # ideal HBM time of the hidden kernels' bytes
     layout_group: np.ndarray
     rows_per_sm: np.ndarray  # rows of a block-per-row kernel (OpWork.rows) per SM
-    precision: np.ndarray  # index into PRECISIONS (the row cost is fitted per precision)
     overlaps: np.ndarray  # 1 where the node overlaps its producer (stacked RNN layer), else 0
     sample: np.ndarray  # index of the scope sample, -1 for nodes of modules no kernel was attributed to
     case: np.ndarray  # index of the case
@@ -109,9 +109,10 @@ def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str,
         for scope, cs in by_scope.items():
             if len(cs) == 1 and scope in measured and scope:
                 n_extra = len(measured[scope]) - cs[0].kernels
-                extra.setdefault((cs[0].op_type, case.precision), []).append(n_extra)
-                key = hidden_key(nodes[cs[0].name])
-                if key != cs[0].op_type:
+                op = runtime_op(nodes[cs[0].name], cs[0].work)
+                extra.setdefault((op, case.precision), []).append(n_extra)
+                key = hidden_key(nodes[cs[0].name], op)
+                if key != op:
                     extra.setdefault((key, case.precision), []).append(n_extra)
     table: dict[str, dict[str, float]] = {}
     for (op, prec), xs in sorted(extra.items()):
@@ -124,9 +125,9 @@ def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str,
     return table
 
 
-def hidden_count(hidden: dict, node, precision: str) -> float:
+def hidden_count(hidden: dict, node, precision: str, op: str | None = None) -> float:
     """The learned count of a node: by its refined key, else by its op type (as FittedCalibration)."""
-    return hidden_entry(hidden, node, precision, 0.0)
+    return hidden_entry(hidden, node, precision, 0.0, op)
 
 
 AMP_KERNELS = Path(__file__).resolve().parents[1] / "data" / "h200" / "whatif" / "amp_kernels" / "amp_kernels.json"
@@ -158,7 +159,7 @@ def learn_autocast_hidden(path: Path = AMP_KERNELS) -> dict[str, dict[str, float
 def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: dict):
     """Scope samples of the cases: (NodeRows, measured seconds per sample, weight per sample)."""
     cols = {k: [] for k in ("group", "kernels", "compute_s", "gemm_k", "memory_s", "cache_s", "hidden", "hidden_s",
-                            "layout_group", "rows_per_sm", "precision", "overlaps", "sample", "case")}
+                            "layout_group", "rows_per_sm", "overlaps", "sample", "case")}
     measured, weights, case_ref = [], [], []
     for case in cases:
         rows = kernels.get(case.key)
@@ -185,9 +186,10 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
                 wave = wave_efficiency(gemm_tiles(c.work.gemm, precision_tile(case.precision)), profile.sm_count,
                                        c.work.gemm[3]) \
                     if c.work.gemm else 1.0
-                h = hidden_count(hidden, nodes[c.name], case.precision)
+                op = runtime_op(nodes[c.name], c.work)
+                h = hidden_count(hidden, nodes[c.name], case.precision, op)
                 hb = _hidden_bytes(c)
-                cols["group"].append(groups[(kernel_class(nodes[c.name]), case.precision)])
+                cols["group"].append(groups[(kernel_class(nodes[c.name], op), case.precision)])
                 cols["kernels"].append(c.kernels)
                 cols["compute_s"].append(ideal["compute"] * tile_padding(c.work.gemm) / wave)
                 cols["gemm_k"].append(float(c.work.gemm[3]) if c.work.gemm else 0.0)
@@ -197,11 +199,10 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
                 cols["hidden_s"].append(hb / profile.bandwidth(MemLevel.HBM))
                 cols["layout_group"].append(groups[("layout", case.precision)])
                 cols["rows_per_sm"].append(c.work.rows / profile.sm_count)
-                cols["precision"].append(PRECISIONS.index(case.precision))
                 cols["overlaps"].append(1.0 if c.work.overlaps_producer else 0.0)
                 cols["sample"].append(sid)
                 cols["case"].append(cid)
-    ints = ("group", "layout_group", "precision", "sample", "case")
+    ints = ("group", "layout_group", "sample", "case")
     arrays = NodeRows(**{k: np.asarray(v, dtype=int if k in ints else float) for k, v in cols.items()})
     return arrays, np.asarray(measured), np.asarray(weights), np.asarray(case_ref)
 
@@ -212,15 +213,12 @@ def _hidden_bytes(cost) -> float:
     return hb(cost, "io")
 
 
-N_EXTRA = len(PRECISIONS) + 2  # after the 3 parameters per group: row_s per precision, rnn_overlap, gemm_k_half
-
-
 def unpack(theta: np.ndarray):
-    """(t0, eff_compute, eff_memory per group; row_s per precision; rnn_overlap; gemm_k_half)."""
-    g3 = theta[:-N_EXTRA]
-    extra = theta[-N_EXTRA:]
-    return (np.exp(g3[0::3]), np.exp(g3[1::3]), np.exp(g3[2::3]), np.exp(extra[:len(PRECISIONS)]),
-            float(extra[-2]), math.exp(extra[-1]))
+    """(t0, eff_compute, eff_memory, row_s per group; rnn_overlap; gemm_k_half): theta holds the three class
+    parameters of each of G groups, then the G row costs, then the overlap and gemm_k_half."""
+    n_groups = (len(theta) - 2) // 4
+    g3, row = theta[:3 * n_groups], theta[3 * n_groups:4 * n_groups]
+    return (np.exp(g3[0::3]), np.exp(g3[1::3]), np.exp(g3[2::3]), np.exp(row), float(theta[-2]), math.exp(theta[-1]))
 
 
 def _fixed_and_body(theta: np.ndarray, rows: NodeRows) -> tuple[np.ndarray, np.ndarray]:
@@ -229,7 +227,7 @@ def _fixed_and_body(theta: np.ndarray, rows: NodeRows) -> tuple[np.ndarray, np.n
     k_eff = np.where(rows.gemm_k > 0, rows.gemm_k / (rows.gemm_k + k_half), 1.0)
     body = np.maximum(np.maximum(np.where(rows.compute_s > 0, rows.compute_s / (ec[g] * k_eff), 0.0),
                                  rows.memory_s / em[g]), rows.cache_s)
-    fixed = rows.kernels * t0[g] + rows.rows_per_sm * row_s[rows.precision]
+    fixed = rows.kernels * t0[g] + rows.rows_per_sm * row_s[g]
     # hidden kernels: t0 each plus one pass over the node's bytes (half for one kernel: hidden_bytes_share)
     hidden = rows.hidden * t0[lg] + np.minimum(rows.hidden, 2.0) / 2.0 * rows.hidden_s / em[lg]
     return fixed, body + hidden
@@ -270,8 +268,8 @@ def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
     n_cases = len(case_ref)
     counts = np.bincount(rows.group, minlength=len(keys)) + \
         np.bincount(rows.layout_group, weights=(rows.hidden > 0).astype(float), minlength=len(keys)).astype(int)
-    # row cost per precision: starts at 0.1 us per row per SM; rnn overlap starts at none
-    extra0 = [math.log(1e-7)] * len(PRECISIONS) + [0.0, math.log(256.0)]
+    # row cost per group: starts at 0.1 us per row per SM; rnn overlap starts at none
+    extra0 = [math.log(1e-7)] * len(keys) + [0.0, math.log(256.0)]
     theta0 = np.append(np.tile([math.log(3e-6), math.log(0.7), math.log(0.6)], len(keys)), extra0)
     prior = 0.3  # pulls groups with little data to the common starting point (log-space ridge)
 
@@ -283,14 +281,14 @@ def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
         return np.concatenate([r, rc, prior * 0.05 * (theta - theta0)])
 
     lo = np.append(np.tile([math.log(2e-7), math.log(0.02), math.log(0.02)], len(keys)),
-                   [math.log(1e-10)] * len(PRECISIONS) + [0.0, math.log(1.0)])
+                   [math.log(1e-10)] * len(keys) + [0.0, math.log(1.0)])
     # library GEMM/conv kernels on tensor cores reach most of the ceiling, itself a cuBLAS GEMM (ERT run):
     # their small-problem losses are tiles, waves, K-loop overheads and fixed costs, not a low asymptote
     for (cls, prec), i in groups.items():
         if cls in ("conv", "gemm") and prec in TENSOR_PRECISIONS:
             lo[3 * i + 1] = math.log(MIN_TENSOR_EFFICIENCY)
     hi = np.append(np.tile([math.log(5e-5), math.log(1.0), math.log(3.0)], len(keys)),
-                   [math.log(1e-5)] * len(PRECISIONS) + [0.9, math.log(16384.0)])
+                   [math.log(1e-5)] * len(keys) + [0.9, math.log(16384.0)])
     sol = least_squares(resid, theta0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=200 * len(theta0))
     pred = predict_samples(sol.x, rows, n)
     err = np.abs(pred / measured - 1)
@@ -306,11 +304,11 @@ def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
             "t0_s": float(math.exp(sol.x[3 * i])), "eff_compute": float(math.exp(sol.x[3 * i + 1])),
             "eff_memory": float(math.exp(sol.x[3 * i + 2])), "n_nodes": int(counts[i]),
             **({"shared_with": _gp(prec)} if prec in SHARED else {})}
-    # the row cost of block-per-row kernels (class "layernorm"), per precision with rows in the data
+    # the row cost of groups whose nodes have rows (layer norm, softmax: a block or warp per row)
     row_s = unpack(sol.x)[3]
-    for j, prec in enumerate(PRECISIONS):
-        if np.any((rows.rows_per_sm > 0) & (rows.precision == j)) and prec in classes.get("layernorm", {}):
-            classes["layernorm"][prec]["row_s"] = float(row_s[j])
+    for (cls, prec), gi in groups.items():
+        if counts[gi] and np.any((rows.rows_per_sm > 0) & (rows.group == gi)):
+            classes[cls][prec]["row_s"] = float(row_s[gi])
     # class-wide fallback for precisions without data: the geometric mean of the fitted ones
     for cls, by_p in classes.items():
         fitted = [v for v in by_p.values()]
@@ -384,12 +382,12 @@ def main(argv: list[str] | None = None) -> int:
     kernels = load_kernels()
     result = fit(cases, kernels, profile)
     result["hidden"].update(learn_autocast_hidden())
-    from .micro_fit import fit_grouped
+    from .micro_fit import fit_micro_classes
 
-    grouped, grouped_hidden = fit_grouped(result["classes"], result["gemm_k_half"], profile.kernel_gap_s, profile)
-    if grouped:
-        result["classes"]["grouped"] = grouped
-        result["hidden"]["Conv:grouped"] = grouped_hidden
+    micro_classes, micro_hidden = fit_micro_classes(result["classes"], result["gemm_k_half"], profile.kernel_gap_s,
+                                                    profile)
+    result["classes"].update(micro_classes)
+    result["hidden"].update(micro_hidden)
     doc = build_document(result, cases, profile, host_dispatch(cases))
     from .optimizer_fit import fit_tensor_cost
 

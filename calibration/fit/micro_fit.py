@@ -1,33 +1,42 @@
-"""Fit op classes that no training network exercises from the op microbenchmarks (CPU only, committed data).
+"""Fit op classes that the training networks do not pin down from the op microbenchmarks (CPU only, committed data).
 
-Grouped convolutions (1 < groups < channels: RegNet, ResNeXt) run cuDNN kernels of their own, far slower
-than their FLOPs and bytes say (a 3x3 conv of 120 channels in 5 groups at 28x28 takes ~36 us at batch 1 on
-the H200, fp16), and no training network has one. Their class ``grouped`` (graph/opclass.kernel_class) is
-fitted here on the ``conv_grouped`` and ``conv_grouped_width`` microbenchmark families
-(calibration/data/h200/microbench*/microbench.csv: group widths 4 to 64, batch 1 and 32): per precision
-the mean kernel count less one becomes the hidden kernels of ``Conv:grouped`` and (t0, eff_compute,
-eff_memory) are fitted by least squares on the log of the measured time (CUDA-graph replays, so the
-inter-kernel gap is in it) with the model of predictor/fitted.py, hidden kernels priced with the main fit's
-``layout`` class. Ignores: the grouped convolutions' dependence on layout (channels-last runs others).
+Each class is fitted per precision on the microbenchmark rows of its families
+(calibration/data/h200/microbench*/microbench.csv), each row rebuilt as one ONNX node and costed by the
+predictor, with the model of predictor/fitted.py: the mean kernel count less the node's own becomes the hidden
+kernels of the class's hidden key (priced with the main fit's ``layout`` class), and (t0, eff_compute,
+eff_memory[, row_s]) are fitted by least squares on the log of the measured time (CUDA-graph replays, so the
+inter-kernel gap is in it).
+
+* ``grouped``: grouped convolutions (1 < groups < channels; RegNet, ResNeXt), which no training network has:
+  cuDNN's grouped kernels take 10-90 us for a few MFLOPs at batch 1 and pick other algorithms run to run.
+* ``gemm_unaligned``: batched matmuls of activations whose K or N is not a multiple of 8 (Swin's 49-token
+  windows): ``bmm_unaligned`` rows with such dimensions (the aligned controls stay out).
+* ``softmax`` (not fitted by default, see SOFTMAX): the row cost of PyTorch's softmax (301056 rows of 49 take
+  42 us at fp16, of 64 the same).
+Ignores: layout (channels-last runs other grouped kernels), run-to-run algorithm choice (kept as scatter).
 """
 from __future__ import annotations
 
 import csv
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
-from predictor.fitted import gemm_tiles, hidden_bytes_share, precision_tile, tile_padding, wave_efficiency
+from predictor.fitted import _hidden_bytes, gemm_tiles, hidden_bytes_share, precision_tile, tile_padding, \
+    wave_efficiency
 from predictor.graph.cost import cost_graph
+from predictor.graph.opclass import hidden_key, kernel_class
 from predictor.graph.traffic import HierarchicalTraffic
 from predictor.precision import policy
 from predictor.roofline import level_times_s
 from predictor.types import MemLevel, Node, TensorInfo, frozen_map
 
 MICROBENCH = Path(__file__).resolve().parents[1] / "data" / "h200" / "microbench"
-GROUPED_FAMILIES = ("conv_grouped", "conv_grouped_width")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 MIN_ROWS = 4
 
 
@@ -52,46 +61,85 @@ def conv_node(params: dict) -> Node:
     y = TensorInfo("y", "float32", (n, k, params["Ho"], params["Wo"]))
     attrs = frozen_map({"group": g, "strides": (st, st), "pads": (pad, pad, pad, pad), "kernel_shape": (r, s),
                         "dilations": (1, 1)})
-    return Node(name="conv", op_type="Conv", domain="", inputs=(x, wt), outputs=(y,), attrs=attrs)
+    return Node(name="op", op_type="Conv", domain="", inputs=(x, wt), outputs=(y,), attrs=attrs)
 
 
-def _columns(rows: list[dict], precision: str, profile) -> dict[str, np.ndarray]:
-    cols = {k: [] for k in ("kernels", "compute_s", "gemm_k", "memory_s", "cache_s", "hidden_s", "measured_s",
-                            "measured_kernels")}
+def bmm_node(params: dict) -> Node:
+    """torch.bmm(a [B, M, K], b [B, K, N]) as one MatMul node of two activations."""
+    b, m, n, k = params["B"], params["M"], params["N"], params["K"]
+    return Node(name="op", op_type="MatMul", domain="",
+                inputs=(TensorInfo("x", "float32", (b, m, k)), TensorInfo("x2", "float32", (b, k, n))),
+                outputs=(TensorInfo("y", "float32", (b, m, n)),))
+
+
+def softmax_node(params: dict) -> Node:
+    """torch.softmax(x [rows, cols], dim=-1) as one Softmax node."""
+    shape = (params["rows"], params["cols"])
+    return Node(name="op", op_type="Softmax", domain="", inputs=(TensorInfo("x", "float32", shape),),
+                outputs=(TensorInfo("y", "float32", shape),), attrs=frozen_map({"axis": -1}))
+
+
+@dataclass(frozen=True)
+class MicroClass:
+    name: str  # the calibration class (graph/opclass.kernel_class of its nodes)
+    families: tuple[str, ...]
+    node: Callable[[dict], Node]
+    fit_rows: bool = False  # fit a row cost (OpWork.rows) too
+    eff_compute: float | None = None  # held at this value instead of fitted (vector work far from its ceiling)
+    tf32_is_fp32: bool = False  # no tensor cores: tf32 rows are not measured, fp32's parameters stand in
+
+
+MICRO_CLASSES = (
+    MicroClass("grouped", ("conv_grouped", "conv_grouped_width"), conv_node),
+    MicroClass("gemm_unaligned", ("bmm_unaligned",), bmm_node),
+)
+# Tried and not kept: ``softmax`` with a row cost from the ``softmax`` and ``softmax_rows`` families (tf32 as fp32,
+# eff_compute held at 0.7): MAPE 26-28% on its own rows at every precision, the row cost fitted at 1-2.5 ns where
+# short rows cost ~12 ns each (PyTorch packs several short rows per warp): SOFTMAX, below, is kept for the next try.
+SOFTMAX = MicroClass("softmax", ("softmax", "softmax_rows"), softmax_node, fit_rows=True, tf32_is_fp32=True,
+                     eff_compute=0.7)
+
+
+def _columns(rows: list[dict], mc: MicroClass, precision: str, profile) -> dict[str, np.ndarray]:
+    cols = {k: [] for k in ("kernels", "compute_s", "gemm_k", "memory_s", "cache_s", "hidden_s", "rows_per_sm",
+                            "measured_s", "measured_kernels")}
     pol = policy(precision)
     for r in rows:
-        node = conv_node(json.loads(r["params"]))
-        gc = cost_graph([node], pol, 21, HierarchicalTraffic(profile.l2_bytes, profile.arch), frozenset({"x"}))
+        node = mc.node(json.loads(r["params"]))
+        gc = cost_graph([node], pol, 21, HierarchicalTraffic(profile.l2_bytes, profile.arch),
+                        frozenset(t.name for t in node.inputs if not t.is_initializer))
         c = gc.costs[0]
         ideal = level_times_s(c, profile, 0.0)
         wave = wave_efficiency(gemm_tiles(c.work.gemm, precision_tile(precision)), profile.sm_count,
                                c.work.gemm[3]) if c.work.gemm else 1.0
-        from predictor.fitted import _hidden_bytes
-
         cols["kernels"].append(c.kernels)
         cols["compute_s"].append(ideal["compute"] * tile_padding(c.work.gemm) / wave)
         cols["gemm_k"].append(float(c.work.gemm[3]) if c.work.gemm else 0.0)
         cols["memory_s"].append(ideal[MemLevel.HBM.value])
         cols["cache_s"].append(max(ideal[MemLevel.L1.value], ideal[MemLevel.L2.value]))
         cols["hidden_s"].append(_hidden_bytes(c, "io") / profile.bandwidth(MemLevel.HBM))
+        cols["rows_per_sm"].append(c.work.rows / profile.sm_count)
         cols["measured_s"].append(float(r["time_s"]))
         cols["measured_kernels"].append(float(r["n_kernels"] or c.kernels))
     return {k: np.asarray(v, dtype=float) for k, v in cols.items()}
 
 
-def fit_grouped(classes: dict, gemm_k_half: float, kernel_gap_s: float, profile, log=print,
-                root: Path = MICROBENCH) -> tuple[dict, dict]:
-    """(class params by precision, hidden kernel count by precision) of grouped convolutions."""
+def fit_micro_class(mc: MicroClass, classes: dict, gemm_k_half: float, kernel_gap_s: float, profile, log=print,
+                    root: Path = MICROBENCH) -> tuple[dict, dict, str]:
+    """(class params by precision, hidden kernel count by precision, the hidden key they belong to)."""
     from scipy.optimize import least_squares
 
-    rows = microbench_rows(GROUPED_FAMILIES, root)
+    rows = [r for r in microbench_rows(mc.families, root)
+            if kernel_class(mc.node(json.loads(r["params"]))) == mc.name]
+    key = hidden_key(mc.node(json.loads(rows[0]["params"]))) if rows else mc.name
     params: dict[str, dict] = {}
     hidden: dict[str, float] = {}
-    for prec in ("fp32", "tf32", "fp16", "bf16"):
-        sel = [r for r in rows if r["precision"] == prec]
+    for prec in PRECISIONS:
+        src = "fp32" if prec == "tf32" and mc.tf32_is_fp32 else prec
+        sel = [r for r in rows if r["precision"] == src]
         if len(sel) < MIN_ROWS:
             continue
-        x = _columns(sel, prec, profile)
+        x = _columns(sel, mc, prec, profile)
         n_hidden = round(max(0.0, float(np.mean(x["measured_kernels"] - x["kernels"]))), 2)
         lay = classes.get("layout", {}).get(prec) or classes["default"]["*"]
         k_eff = np.where(x["gemm_k"] > 0, x["gemm_k"] / (x["gemm_k"] + gemm_k_half), 1.0)
@@ -99,19 +147,40 @@ def fit_grouped(classes: dict, gemm_k_half: float, kernel_gap_s: float, profile,
             + kernel_gap_s * (x["kernels"] + n_hidden)
 
         def model(theta):
-            t0, ec, em = np.exp(theta)
-            body = np.maximum(np.maximum(x["compute_s"] / (ec * k_eff), x["memory_s"] / em), x["cache_s"])
-            return x["kernels"] * t0 + body + extra
+            t0, ec, em = np.exp(theta[:3])
+            ec = mc.eff_compute or ec
+            row_s = math.exp(theta[3]) if mc.fit_rows else 0.0
+            body = np.maximum(np.maximum(np.where(x["compute_s"] > 0, x["compute_s"] / (ec * k_eff), 0.0),
+                                         x["memory_s"] / em), x["cache_s"])
+            return x["kernels"] * t0 + x["rows_per_sm"] * row_s + body + extra
 
-        sol = least_squares(lambda th: np.log(model(th) / x["measured_s"]), np.log([5e-6, 0.2, 0.5]),
-                            bounds=(np.log([2e-7, 1e-3, 0.02]), np.log([1e-4, 1.0, 3.0])))
+        lo, hi, th0 = [2e-7, 1e-3, 0.02], [1e-4, 1.0, 3.0], [5e-6, 0.2, 0.5]
+        if mc.fit_rows:
+            lo, hi, th0 = lo + [1e-11], hi + [1e-5], th0 + [1e-8]
+        sol = least_squares(lambda th: np.log(model(th) / x["measured_s"]), np.log(th0),
+                            bounds=(np.log(lo), np.log(hi)))
         err = np.abs(model(sol.x) / x["measured_s"] - 1)
-        t0, ec, em = (float(v) for v in np.exp(sol.x))
-        params[prec] = {"t0_s": t0, "eff_compute": ec, "eff_memory": em, "n_nodes": len(sel)}
+        fitted = dict(zip(("t0_s", "eff_compute", "eff_memory", "row_s"), (float(v) for v in np.exp(sol.x))))
+        if mc.eff_compute:
+            fitted["eff_compute"] = mc.eff_compute
+        params[prec] = {**fitted, "n_nodes": len(sel)}
         hidden[prec] = n_hidden
-        log(f"grouped conv {prec}: {len(sel)} microbenchmarks, t0 {t0 * 1e6:.2f} us, eff_compute {ec:.3f}, "
-            f"eff_memory {em:.3f}, hidden kernels {n_hidden}; MAPE {np.mean(err):.1%}, worst {np.max(err):.1%}")
+        log(f"{mc.name} {prec}: {len(sel)} microbenchmarks{' (fp32 rows)' if src != prec else ''}, "
+            + ", ".join(f"{k} {v:.3g}" for k, v in fitted.items())
+            + f", hidden kernels {n_hidden}; MAPE {np.mean(err):.1%}, worst {np.max(err):.1%}")
     if params:
-        params["*"] = {k: float(np.exp(np.mean([math.log(v[k]) for v in params.values()])))
-                       for k in ("t0_s", "eff_compute", "eff_memory")}
-    return params, hidden
+        keys = [k for k in ("t0_s", "eff_compute", "eff_memory", "row_s") if all(k in v for v in params.values())]
+        params["*"] = {k: float(np.exp(np.mean([math.log(v[k]) for v in params.values()]))) for k in keys}
+    return params, hidden, key
+
+
+def fit_micro_classes(classes: dict, gemm_k_half: float, kernel_gap_s: float, profile, log=print,
+                      root: Path = MICROBENCH) -> tuple[dict, dict]:
+    """Every MicroClass: ({class: params by precision}, {hidden key: count by precision})."""
+    out_classes, out_hidden = {}, {}
+    for mc in MICRO_CLASSES:
+        params, hidden, key = fit_micro_class(mc, classes, gemm_k_half, kernel_gap_s, profile, log, root)
+        if params:
+            out_classes[mc.name] = params
+            out_hidden[key] = hidden
+    return out_classes, out_hidden

@@ -60,6 +60,12 @@ def base_op(node: Node) -> str:
     return node.op_type
 
 
+def runtime_op(node: Node, work) -> str:
+    """The op type the runtime's kernel for ``node`` behaves as (class, hidden kernels): ``Attention`` where the
+    runtime fused it into an attention kernel (OpWork.fused_attention), else :func:`base_op`."""
+    return "Attention" if work.fused_attention else base_op(node)
+
+
 def member_names(node: Node) -> tuple[str, ...]:
     """Names of the original nodes a fused node computes (the node's own name for any other node)."""
     names: Any = node.attrs.get(MEMBERS) if node.domain == DOMAIN else None

@@ -20,7 +20,7 @@ _CLASSES: dict[str, tuple[str, ...]] = {
 _BY_OP = {op: cls for cls, ops in _CLASSES.items() for op in ops}
 CLASSES = tuple(_CLASSES) + ("elementwise",)
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
-KERNEL_CLASSES = CLASSES + ("depthwise", "grouped", "layernorm")
+KERNEL_CLASSES = CLASSES + ("depthwise", "grouped", "layernorm", "gemm_unaligned")
 
 
 def op_class(op_type: str) -> str:
@@ -38,6 +38,8 @@ def hidden_key(node, op: str | None = None) -> str:
     * Conv: ``Conv:pointwise`` (1x1, stride 1, one group: cuDNN runs it as a GEMM on NCHW, no transform),
       ``Conv:pointwise_strided``, ``Conv:depthwise`` (groups = input channels), ``Conv:grouped`` and
       ``Conv:spatial`` (kxk: input, weight and output transforms at 16-bit);
+    * MatMul of two activations whose K or N is not a multiple of 8 (Swin's 49-token windows): ``MatMul:unaligned``
+      (cuBLAS falls back to ``align1`` CUTLASS kernels on tensor cores: 1.6-3.5x the aligned time on the H200);
     * BatchNormalization with fp32 parameters on a 16-bit input (autocast): ``BatchNormalization:fp32_params``
       (cuDNN's inference kernel instead of PyTorch's native three-kernel path).
     ``op`` overrides the node's op type (a fused node's base op). A key with no fitted entry falls back to
@@ -56,6 +58,8 @@ def hidden_key(node, op: str | None = None) -> str:
             strides = tuple(node.attrs.get("strides", ()) or ())
             return "Conv:pointwise" if all(s == 1 for s in strides) else "Conv:pointwise_strided"
         return "Conv:spatial"
+    if op == "MatMul" and _unaligned_matmul(node):
+        return "MatMul:unaligned"
     if op == "BatchNormalization" and len(node.inputs) > 1 and node.inputs[0] is not None \
             and node.inputs[1] is not None and node.inputs[0].dtype in _SIXTEEN and node.inputs[1].dtype == "float32":
         return "BatchNormalization:fp32_params"
@@ -79,9 +83,24 @@ def kernel_class(node, op: str | None = None) -> str:
     classes of their own (``depthwise``: CUDA-core stencil kernels, no implicit GEMM; ``grouped``: cuDNN's
     grouped kernels, fitted on microbenchmarks by calibration/fit/micro_fit.py), and so is layer norm
     (``layernorm``: a thread block per row, whose fixed cost per row the class's ``row_s`` holds, unlike batch
-    norm's channel-parallel kernels). ``op``: a fused node's base op."""
-    return _KEY_CLASS.get(hidden_key(node, op)) or op_class(node.op_type)
+    norm's channel-parallel kernels), and batched products of activations with K or N not a multiple of 8
+    (``gemm_unaligned``: cuBLAS's align1 kernels, fitted on microbenchmarks). ``op``: a fused node's base op, or
+    ``Attention`` for the runtime's fused attention kernel (graph/fused.runtime_op)."""
+    return _KEY_CLASS.get(hidden_key(node, op)) or op_class(op or node.op_type)
 
 
 _KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:grouped": "grouped",
-              "LayerNormalization": "layernorm"}
+              "LayerNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned"}
+
+ALIGN_ELEMENTS = 8  # 16 bytes of 16-bit elements: what cuBLAS's vectorised tensor-core kernels need
+
+
+def _unaligned_matmul(node) -> bool:
+    """A batched MatMul of two activations (no weight) whose K (A's last dim) or N (B's last dim) is not a
+    multiple of ALIGN_ELEMENTS. Ignores: tf32 needs only 4 (a dim of 4 mod 8 is counted unaligned there)."""
+    if len(node.inputs) < 2 or any(t is None or t.shape is None or len(t.shape) < 3 for t in node.inputs[:2]):
+        return False
+    a, b = node.inputs[0], node.inputs[1]
+    if a.is_initializer or b.is_initializer:
+        return False
+    return a.shape[-1] % ALIGN_ELEMENTS != 0 or b.shape[-1] % ALIGN_ELEMENTS != 0

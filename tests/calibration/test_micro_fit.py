@@ -1,10 +1,11 @@
-"""The grouped-convolution class fitted on the committed microbenchmarks (calibration/fit/micro_fit.py)."""
+"""Classes fitted on the committed microbenchmarks (calibration/fit/micro_fit.py): grouped convolutions, unaligned
+batched GEMMs."""
 import json
 
 import pytest
 from onnx import helper
 
-from calibration.fit.micro_fit import GROUPED_FAMILIES, conv_node, fit_grouped, microbench_rows
+from calibration.fit.micro_fit import MICRO_CLASSES, bmm_node, conv_node, fit_micro_classes, microbench_rows
 from predictor.fitted import bundled_calibration
 from predictor.graph.cost import cost_graph
 from predictor.graph.opclass import kernel_class
@@ -16,8 +17,8 @@ from tests.helpers import load_nodes, make_model
 
 def test_conv_node_flops_match_the_microbenchmark():
     """The Conv node built from a row's parameters costs the FLOPs the microbenchmark recorded for its call."""
-    rows = microbench_rows(GROUPED_FAMILIES)
-    assert len(rows) >= 40
+    rows = microbench_rows(("conv_grouped", "conv_grouped_width"))
+    assert len(rows) == 4 * (10 + 14)
     for r in rows:
         node = conv_node(json.loads(r["params"]))
         assert kernel_class(node) == "grouped"
@@ -25,17 +26,34 @@ def test_conv_node_flops_match_the_microbenchmark():
         assert work.flops[WorkKind.MATMUL] == pytest.approx(float(r["flops"]), rel=1e-12)
 
 
-def test_bundled_grouped_class_is_reproducible():
-    """python -m calibration.fit.fit's grouped class and hidden kernels come back from the committed data."""
+def test_bundled_micro_classes_are_reproducible():
+    """python -m calibration.fit.fit's microbenchmark classes and their hidden kernels come back from the data."""
     profile = load_profile("h200")
     cal = bundled_calibration(profile)
     classes = {c: {p: vars(v) for p, v in by_p.items()} for c, by_p in cal.classes.items()}
-    params, hidden = fit_grouped(classes, cal.gemm_k_half, cal.kernel_gap_s, profile, log=lambda *_: None)
-    assert set(params) == {"fp32", "tf32", "fp16", "bf16", "*"}
-    for p in ("fp32", "tf32", "fp16", "bf16"):
-        for k in ("t0_s", "eff_compute", "eff_memory"):
-            assert params[p][k] == pytest.approx(getattr(cal.classes["grouped"][p], k), rel=1e-6)
-        assert sum(h.count for h in cal.hidden["Conv:grouped"][p]) == hidden[p]
+    params, hidden = fit_micro_classes(classes, cal.gemm_k_half, cal.kernel_gap_s, profile, log=lambda *_: None)
+    assert set(params) == {mc.name for mc in MICRO_CLASSES} == {"grouped", "gemm_unaligned"}
+    assert set(hidden) == {"Conv:grouped", "MatMul:unaligned"}
+    for cls, by_p in params.items():
+        assert set(by_p) == {"fp32", "tf32", "fp16", "bf16", "*"}
+        for p in ("fp32", "tf32", "fp16", "bf16"):
+            for k in ("t0_s", "eff_compute", "eff_memory"):
+                assert by_p[p][k] == pytest.approx(getattr(cal.classes[cls][p], k), rel=1e-6)
+    for key, by_p in hidden.items():
+        for p, n in by_p.items():
+            assert sum(h.count for h in cal.hidden[key][p]) == n
+
+
+def test_unaligned_rows_only():
+    """Only the bmm_unaligned rows whose K or N is not a multiple of 8 are gemm_unaligned; aligned controls are not."""
+    rows = microbench_rows(("bmm_unaligned",))
+    classes = {json.dumps(json.loads(r["params"]), sort_keys=True): kernel_class(bmm_node(json.loads(r["params"])))
+               for r in rows}
+    assert classes[json.dumps({"B": 6144, "K": 32, "M": 49, "N": 49}, sort_keys=True)] == "gemm_unaligned"
+    assert classes[json.dumps({"B": 6144, "K": 49, "M": 49, "N": 32}, sort_keys=True)] == "gemm_unaligned"
+    assert classes[json.dumps({"B": 6144, "K": 48, "M": 48, "N": 32}, sort_keys=True)] == "gemm"
+    assert classes[json.dumps({"B": 384, "K": 64, "M": 200, "N": 200}, sort_keys=True)] == "gemm"
+    assert sum(c == "gemm_unaligned" for c in classes.values()) == 10
 
 
 def test_kernel_classes_of_grouped_conv_and_layer_norm():
@@ -48,3 +66,17 @@ def test_kernel_classes_of_grouped_conv_and_layer_norm():
     nodes = {n.name: n for n in load_nodes(model).nodes}
     assert (kernel_class(nodes["g"]), kernel_class(nodes["d"]), kernel_class(nodes["ln"])) == \
         ("grouped", "depthwise", "layernorm")
+
+
+@pytest.mark.parametrize("a,b,key", [
+    ((8, 49, 32), (8, 32, 49), "MatMul:unaligned"),   # N = 49
+    ((8, 49, 49), (8, 49, 32), "MatMul:unaligned"),   # K = 49
+    ((8, 49, 32), (8, 32, 64), "MatMul"),             # M does not matter
+    ((49, 32), (32, 49), "MatMul"),                   # 2-D: a linear layer, not a batched product
+])
+def test_unaligned_matmul_key(a, b, key):
+    from predictor.graph.opclass import hidden_key
+
+    model = make_model([helper.make_node("MatMul", ["x", "y"], ["z"], name="mm")],
+                       [("x", "float32", list(a)), ("y", "float32", list(b))], [("z", "float32", None)])
+    assert hidden_key(load_nodes(model).nodes[0]) == key

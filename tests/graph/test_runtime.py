@@ -98,3 +98,21 @@ def test_stacked_rnn_layers_overlap():
     assert not costs["l1"].work.overlaps_producer and costs["l2"].work.overlaps_producer
     assert costs["l2"].kernels == 1 + 2 * 5
     assert not _cost(nodes, inputs, [("y2", "float32", None)], inits, patterns=False)["l2"].work.overlaps_producer
+
+
+def test_fused_attention_takes_the_attention_class():
+    """The runtime's fused SDPA kernel is costed as attention (class and hidden kernels), not as its last MatMul."""
+    from predictor.graph.fused import runtime_op
+    from predictor.graph.opclass import kernel_class
+
+    nodes, inputs, outputs, inits = _sdpa_graph()
+    g = load_model_proto(make_model(nodes, inputs, outputs, inits), batch=None)
+    gc = cost_graph(g.nodes, policy("fp16"), 17, graph_inputs=frozenset(t.name for t in g.inputs))
+    by = {n.name: n for n in g.nodes}
+    fused = next(c for c in gc.costs if c.name == "mm2")
+    assert fused.work.fused_attention and runtime_op(by["mm2"], fused.work) == "Attention"
+    assert kernel_class(by["mm2"], "Attention") == "attention"
+    plain = cost_graph(g.nodes, policy("fp16"), 17, graph_inputs=frozenset(t.name for t in g.inputs),
+                       runtime_patterns=False)
+    mm2 = next(c for c in plain.costs if c.name == "mm2")
+    assert not mm2.work.fused_attention and runtime_op(by["mm2"], mm2.work) == "MatMul"
