@@ -53,6 +53,7 @@ class ExportOptions:
     ort_max_s: float = 20.0      # skip the ORT check when its estimated cost is larger
     max_seconds: float = 0.0     # whole-run budget; 0 = none
     rtol: float = 1e-3
+    train_mode: bool = False     # module.train() before export: Dropout nodes kept (files *.<exporter>_train.onnx)
 
 
 @dataclass
@@ -273,7 +274,7 @@ def export_one(name: str, exporter: str, opts: ExportOptions) -> ExportRecord:
     spec = zoo.NETWORKS[name]
     rec = ExportRecord(network=name, exporter=exporter, split=spec.split, family=spec.family,
                        input_names=[spec.input_name], versions=versions(), date_utc=utc_now())
-    path = Path(opts.out_dir) / f"{name}.{exporter}.onnx"
+    path = Path(opts.out_dir) / f"{name}.{exporter}{'_train' if opts.train_mode else ''}.onnx"
     stage = "build"
     try:
         module, inputs, meta = zoo.build(name, EXAMPLE_BATCH)
@@ -285,6 +286,8 @@ def export_one(name: str, exporter: str, opts: ExportOptions) -> ExportRecord:
             module(x1)
             torch_b1_s = time.perf_counter() - t0
         stage = "export"
+        if opts.train_mode:  # dropout as a training step runs it (randomness: ORT values are not compared)
+            module.train()
         t0 = time.perf_counter()
         proto = _export_proto(module, inputs, spec, exporter, opts)
         rec.export_s = round(time.perf_counter() - t0, 2)
@@ -295,7 +298,7 @@ def export_one(name: str, exporter: str, opts: ExportOptions) -> ExportRecord:
             rec.checks["onnx_checker"] = {"ok": True}
         except Exception as exc:  # noqa: BLE001
             rec.checks["onnx_checker"] = {"ok": False, "error": _short(exc)}
-        if opts.ort_check:
+        if opts.ort_check and not opts.train_mode:
             stage = "ort_check"
             rec.checks.update(_ort_check(proto.SerializeToString(), module, spec, opts, torch_b1_s))
         stage = "strip"
@@ -449,6 +452,9 @@ def parse_args(argv: list[str] | None = None) -> tuple[ExportOptions, argparse.N
     p.add_argument("--no-ort-check", action="store_true", help="skip the onnxruntime checks")
     p.add_argument("--ort-max-s", type=float, default=20.0, help="skip ORT check above this estimated cost")
     p.add_argument("--max-seconds", type=float, default=0.0, help="whole-run budget (0 = none)")
+    p.add_argument("--train-mode", action="store_true",
+                   help="export the module in train() mode (Dropout kept; files NAME.EXPORTER_train.onnx; no ORT "
+                        "value check: dropout is random)")
     p.add_argument("--worker-record", default="", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     exporters = _split_list(a.exporters)
@@ -464,7 +470,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[ExportOptions, argparse.N
                          dynamo_names=() if dyn == ("all",) else dyn, dynamo_timeout_s=a.dynamo_timeout_s,
                          dynamo_jobs=max(1, a.dynamo_jobs),
                          opset_torchscript=a.opset_torchscript, opset_dynamo=a.opset_dynamo,
-                         ort_check=not a.no_ort_check, ort_max_s=a.ort_max_s, max_seconds=a.max_seconds)
+                         ort_check=not a.no_ort_check, ort_max_s=a.ort_max_s, max_seconds=a.max_seconds,
+                         train_mode=a.train_mode)
     return opts, a
 
 

@@ -30,11 +30,12 @@ EIGHT_BIT_PRECISIONS = ("fp8_e4m3", "fp8_e5m2", "int8")
 PRECISIONS = FLOAT_PRECISIONS + EIGHT_BIT_PRECISIONS
 FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS}   # families not named here run FLOAT_PRECISIONS
 TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
-                        "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned")
+                        "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned", "rnn_steps")
 ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error")
 GRAPH_BELOW_S = 100e-6      # ops faster than this are timed as CUDA-graph replays of K calls
+GRAPH_FAMILIES = ("rnn_steps",)  # timed in a CUDA graph at any duration (host-bound library calls)
 TARGET_CASE_S = 0.05        # GPU time spent timing one case (after warm-up)
 
 
@@ -450,9 +451,13 @@ def _sdpa_cases(p: str) -> Iterator[OpCase]:
 
 
 def _rnn_cases(p: str) -> Iterator[OpCase]:
-    elt = ELT_BYTES[p]
     configs = [("lstm", b, 64, 256, 512, layers) for b in (1, 32, 64) for layers in (1, 2)]
     configs += [("gru", b, 100, 80, 768, 2) for b in (1, 32)] + [("lstm", 32, 128, 1024, 1024, 1)]
+    return _rnn_config_cases(p, "rnn", configs)
+
+
+def _rnn_config_cases(p: str, family: str, configs) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
     for kind, b, seq, inp, hid, layers in configs:
         def setup(kind=kind, b=b, seq=seq, inp=inp, hid=hid, layers=layers):
             import torch
@@ -462,8 +467,18 @@ def _rnn_cases(p: str) -> Iterator[OpCase]:
             mod.flatten_parameters()
             x = _rand((b, seq, inp), p)
             return lambda: mod(x)
-        yield OpCase(kind, "rnn", p, {"batch": b, "seq": seq, "input": inp, "hidden": hid, "layers": layers},
+        yield OpCase(kind, family, p, {"batch": b, "seq": seq, "input": inp, "hidden": hid, "layers": layers},
                      *rnn_cost(kind, b, seq, inp, hid, layers, elt), setup)
+
+
+# (kind, batch, seq, input, hidden, layers): recurrent layers of several widths, timed in CUDA graphs (GPU time:
+# the eager `rnn` family above is host-bound); 1 and 2 layers for the stacked-layer overlap
+RNN_STEPS = tuple((kind, b, 32, h, h, layers) for kind in ("lstm", "gru") for h in (256, 512, 1024)
+                  for b in (1, 32) for layers in (1, 2))
+
+
+def _rnn_steps_cases(p: str) -> Iterator[OpCase]:
+    return _rnn_config_cases(p, "rnn_steps", RNN_STEPS)
 
 
 FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
@@ -473,7 +488,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "norm": _norm_cases, "pool": _pool_cases, "resize": _resize_cases, "transpose": _transpose_cases,
     "sdpa": _sdpa_cases, "rnn": _rnn_cases, "gemm_8bit": _gemm_8bit_cases, "conv_sweep": _conv_sweep_cases,
     "conv_grouped_width": _conv_grouped_width_cases, "layer_norm_rows": _layer_norm_rows_cases,
-    "bmm_unaligned": _bmm_unaligned_cases, "softmax_rows": _softmax_rows_cases,
+    "bmm_unaligned": _bmm_unaligned_cases, "softmax_rows": _softmax_rows_cases, "rnn_steps": _rnn_steps_cases,
 }
 
 
@@ -511,14 +526,17 @@ class CaseTiming:
     error: str = ""
 
 
-def time_case(fn: Callable[[], Any], target_s: float = TARGET_CASE_S, max_iters: int = 50) -> CaseTiming:
-    """Median per-call GPU time of fn: events per call, or CUDA-graph replays of K calls for tiny ops."""
+def time_case(fn: Callable[[], Any], target_s: float = TARGET_CASE_S, max_iters: int = 50,
+              graph_always: bool = False) -> CaseTiming:
+    """Median per-call GPU time of fn: events per call, or CUDA-graph replays of K calls for tiny ops (and of
+    one call for any op when ``graph_always``: library calls whose host work outlasts their kernels, such as
+    cuDNN's RNN, time their GPU work only in a graph)."""
     from .gpu_common import capture_graph, time_each
 
     fn()
     sync()
     est = summarize(time_each(fn, 3))["median_s"]
-    if est < GRAPH_BELOW_S:
+    if est < GRAPH_BELOW_S or graph_always:
         k = max(1, min(50, int(math.ceil(2 * GRAPH_BELOW_S / max(est, 1e-7)))))
         try:
             def calls():
@@ -579,7 +597,7 @@ def run_family(cases: list[OpCase], budget: Budget, count: bool) -> list[dict]:
             set_precision_flags(case.precision)
             with torch.inference_mode():
                 fn = case.setup()
-                t = time_case(fn)
+                t = time_case(fn, graph_always=case.family in GRAPH_FAMILIES)
             row.update(time_s=t.time_s, p10_s=t.p10_s, p90_s=t.p90_s, n_timed=t.n_timed, method=t.method)
             if count:
                 fns.append((idx, case.precision, fn))

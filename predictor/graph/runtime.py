@@ -4,7 +4,8 @@ decompose: each pattern here folds the nodes of one PyTorch call back into the k
 * ``sdpa``: scaled-dot-product attention as the TorchScript exporter writes it, MatMul(Mul(q, s), Mul(k^T, s))
   [-> Add(mask)] -> Softmax -> MatMul(., v) (q and k both scaled by sqrt(scale): explicit attention code scales
   the scores or q only and stays unfused in eager) -> one fused attention kernel reading q, k, v (and the
-  mask) and writing the output; the score matrix never reaches memory.
+  mask) and writing the output; the score matrix never reaches memory. A Dropout on the probabilities (a
+  training export) is part of the call: flash and memory-efficient attention apply it inside the kernel.
 * ``linear_bias``: MatMul/Gemm followed by Add of a 1-D constant bias -> the bias rides in the GEMM epilogue.
 * ``gelu_erf``: x * 0.5 * (1 + erf(x / sqrt 2)) -> one GELU kernel.
 * ``silu``: x * sigmoid(x) -> one SiLU kernel.
@@ -91,10 +92,12 @@ class _Index:
         return all(n in self.work and n not in self.taken for n in names)
 
 
+ABSORBED = "absorbed into a fused runtime kernel"
+
+
 def _absorbed(w: OpWork) -> OpWork:
     return replace(w, flops=frozen_map({}), bytes_read=0.0, bytes_written=0.0, kernels=0, weight_bytes=0.0,
-                   input_bytes=frozen_map({}), gemm=None, gemm_operand_bytes=0.0,
-                   notes=w.notes + ("absorbed into a fused runtime kernel",))
+                   input_bytes=frozen_map({}), gemm=None, gemm_operand_bytes=0.0, notes=w.notes + (ABSORBED,))
 
 
 def _merge_flops(*works: OpWork) -> dict:
@@ -155,6 +158,9 @@ def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
         isnan = next(c for c in cons if c.op_type == "IsNaN")
         where = next(c for c in cons if c.op_type == "Where")
         guard, probs = [isnan, where], where
+    nxt = ix.only_consumer(probs)
+    if nxt is not None and nxt.op_type == "Dropout":  # a training export: attention dropout, fused by SDPA
+        guard, probs = guard + [nxt], nxt
     second = ix.only_consumer(probs)
     if second is None or second.op_type != "MatMul" or second.inputs[0].name != probs.outputs[0].name:
         return None

@@ -24,11 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
+from ..graph.runtime import ABSORBED
 from ..precision import FLOAT_DTYPES, PrecisionPolicy
 from ..types import Node, OpWork, TensorInfo, frozen_map
 from .registry import lookup
 
-ABSORBED_NOTE = "absorbed into a fused runtime kernel"
+ABSORBED_NOTE = ABSORBED  # graph/runtime.py's note on a node absorbed into a fused kernel
 # notes graph/runtime.py leaves on the node that carries a fused kernel -> the backward rule's key
 FUSED_KEYS: Mapping[str, str] = frozen_map({
     "fused scaled-dot-product attention": "FusedAttention",

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Callable
 
 from ..graph.cost import node_work
+from ..graph.runtime import ABSORBED
 from ..precision import PrecisionPolicy
 from ..types import Node, OpWork, WorkKind, frozen_map
 from .kernel import Kernel, nbytes, numel, tiny
@@ -36,7 +37,7 @@ def train_forward(*op_types: str) -> Callable[[Rewrite], Rewrite]:
 def training_forward(node: Node, work: OpWork, policy: PrecisionPolicy, opset: int) -> tuple[OpWork, list[Kernel]]:
     """(forward work in training mode, extra kernels after it); unchanged when no rewrite applies."""
     fn = _REWRITES.get(node.op_type)
-    if fn is None or work.kernels == 0 and node.op_type != "Dropout":
+    if fn is None or work.kernels == 0 and (node.op_type != "Dropout" or ABSORBED in work.notes):
         return work, []
     return fn(node, work, policy, opset)
 
