@@ -6,7 +6,9 @@ Measured: calibration/data/h200/training/<net>/training.json and training/run2/<
 run replaces the cases it repeats; run2 adds the whole step in a CUDA graph and per-phase graph times), by
 calibration/training/measure.py: PyTorch eager,
 fp32 parameters, AdamW(fused=True), MSE between the output cast to fp32 and a fixed target, batch 8 and 32,
-fp32 / tf32 / amp / amp_bf16). Predicted: the committed TorchScript graph at the case's batch and precision,
+fp32 / tf32 / amp / amp_bf16). Predicted: the committed TorchScript graph at the case's batch and precision
+(its training-mode export ``NET.torchscript_train.onnx`` where one is committed: the measured steps run the
+module in train(), so with dropout, which an eval-mode export drops),
 with the bundled fit, the case's optimizer (fused or not) and loss (``loss`` field of a case when present,
 else the protocol's MSE).
 
@@ -113,6 +115,15 @@ def _impl(case: dict) -> str:
     return "forloop" if kw.get("foreach") is False else "foreach"
 
 
+def training_graph(net: str) -> Path | None:
+    """The graph a training step of ``net`` is predicted from: its training-mode export if committed, else the
+    eval-mode one (None when neither is)."""
+    for name in (f"{net}.torchscript_train.onnx", f"{net}.torchscript.onnx"):
+        if (ONNX_DIR / name).exists():
+            return ONNX_DIR / name
+    return None
+
+
 def evaluate(names: set[str] | None = None) -> list[dict]:
     from predictor.train import predict_training_file
 
@@ -122,8 +133,8 @@ def evaluate(names: set[str] | None = None) -> list[dict]:
     for case, _env, source, mem_case in load_cases(names):
         mem_case = mem_case or {}
         net = case["network"]
-        model = ONNX_DIR / f"{net}.torchscript.onnx"
-        if not model.exists():
+        model = training_graph(net)
+        if model is None:
             continue
         pred = predict_training_file(str(model), profile, case["precision"], int(case["batch"]), calibration=cal,
                                      optimizer=case.get("optimizer") or "adamw", impl=_impl(case),
@@ -147,6 +158,7 @@ def evaluate(names: set[str] | None = None) -> list[dict]:
         rows.append({
             "network": net, "split": case.get("split", ""), "precision": case["precision"], "batch": case["batch"],
             "optimizer": pred.optimizer, "optimizer_impl": pred.optimizer_impl, "loss": pred.loss, "source": source,
+            "graph": model.name,
             "gpu_predicted_s": pred.total_time_s, "gpu_measured_s": gpu_meas, "gpu_reference": gpu_field,
             "gpu_error": _err(pred.total_time_s, gpu_meas), "step_median_s": step,
             "gpu_vs_step_error": _err(pred.total_time_s, step),

@@ -110,3 +110,9 @@ def test_export_end_to_end_with_torch(tmp_path):
     assert (tmp_path / "gru.torchscript.onnx").exists()
     assert not list(tmp_path.glob("*.data"))
     assert json.loads((tmp_path / export.MANIFEST).read_text())["files"][0]["network"] == "gru"
+
+
+def test_train_mode_option(tmp_path):
+    """--train-mode exports train() modules (Dropout kept) to NAME.EXPORTER_train.onnx."""
+    opts, _ = export.parse_args(["--out", str(tmp_path), "--names", "gpt2", "--train-mode"])
+    assert opts.train_mode and not export.parse_args(["--out", str(tmp_path)])[0].train_mode

@@ -116,3 +116,14 @@ def test_fused_attention_takes_the_attention_class():
                        runtime_patterns=False)
     mm2 = next(c for c in plain.costs if c.name == "mm2")
     assert not mm2.work.fused_attention and runtime_op(by["mm2"], mm2.work) == "MatMul"
+
+
+def test_sdpa_takes_the_attention_dropout_of_a_training_export():
+    """Softmax -> Dropout -> MatMul (a train-mode export) is still one fused attention kernel."""
+    nodes, inputs, outputs, inits = _sdpa_graph()
+    nodes = nodes[:4] + [helper.make_node("Dropout", ["p", "ratio", "train"], ["pd", "mask"], name="drop"),
+                         helper.make_node("MatMul", ["pd", "v"], ["o"], name="mm2")]
+    inits = {**inits, "ratio": np.array(0.1, np.float32), "train": np.array(True)}
+    costs = _cost(nodes, inputs, outputs, inits)
+    assert sum(c.kernels for c in costs.values()) == 1 and costs["mm2"].work.fused_attention
+    assert costs["drop"].kernels == 0

@@ -50,3 +50,25 @@ def test_every_bert_layer_gets_an_attention_backward_and_every_parameter_a_gradi
     written = {t.name for k in p.backward for t in k.writes}
     assert len(p.autograd.params) == 197 and all(f"grad::{n}" in written for n in p.autograd.params)
     assert sum(t.numel for t in p.autograd.params.values()) == 108891648  # torch's n_params (training.json)
+
+
+def test_attention_dropout_of_a_training_export_runs_inside_the_fused_kernel():
+    """Softmax -> Dropout -> MatMul: no dropout kernel forward or backward; the fused attention's backward runs."""
+    import numpy as np
+    from onnx import helper
+
+    from tests.train.util import graph_of, kernels_of, plan
+
+    nodes = [helper.make_node("MatMul", ["x", "wq"], ["q"], name="proj"),  # a weight upstream: gradients flow
+             helper.make_node("Mul", ["q", "s"], ["qs"], name="mq"),
+             helper.make_node("Mul", ["kt", "s"], ["ks"], name="mk"),
+             helper.make_node("MatMul", ["qs", "ks"], ["scores"], name="mm1"),
+             helper.make_node("Softmax", ["scores"], ["p"], axis=-1, name="sm"),
+             helper.make_node("Dropout", ["p", "ratio", "train"], ["pd"], name="drop"),
+             helper.make_node("MatMul", ["pd", "v"], ["o"], name="mm2")]
+    inputs = [("x", "float32", [2, 4, 16, 8]), ("kt", "float32", [2, 4, 8, 16]), ("v", "float32", [2, 4, 16, 8])]
+    inits = {"wq": np.ones((8, 8), np.float32), "s": np.array(0.5, np.float32), "ratio": np.array(0.1, np.float32),
+             "train": np.array(True)}
+    p = plan(graph_of(nodes, inputs, [("o", "float32", None)], inits))
+    assert next(w for n, w, _ in p.forward if n.name == "drop").kernels == 0
+    assert not kernels_of(p, "drop") and "bwd" in kernels_of(p, "mm2")
