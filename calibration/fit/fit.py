@@ -384,10 +384,12 @@ def main(argv: list[str] | None = None) -> int:
     result["hidden"].update(learn_autocast_hidden())
     from .micro_fit import fit_micro_classes
 
-    micro_classes, micro_hidden = fit_micro_classes(result["classes"], result["gemm_k_half"], profile.kernel_gap_s,
-                                                    profile)
+    micro_classes, micro_hidden, overlap = fit_micro_classes(result["classes"], result["gemm_k_half"],
+                                                             profile.kernel_gap_s, profile)
     result["classes"].update(micro_classes)
     result["hidden"].update(micro_hidden)
+    if overlap is not None:
+        result["rnn_overlap"] = overlap
     doc = build_document(result, cases, profile, host_dispatch(cases))
     from .optimizer_fit import fit_tensor_cost
 

@@ -11,6 +11,9 @@ inter-kernel gap is in it).
   cuDNN's grouped kernels take 10-90 us for a few MFLOPs at batch 1 and pick other algorithms run to run.
 * ``gemm_unaligned``: batched matmuls of activations whose K or N is not a multiple of 8 (Swin's 49-token
   windows): ``bmm_unaligned`` rows with such dimensions (the aligned controls stay out).
+* ``rnn``: one LSTM/GRU layer (``rnn_steps``: widths 256-1024, batch 1 and 32, timed in CUDA graphs; the
+  network fit has only the one recurrent training network, whose fixed costs and weight streaming it cannot
+  tell apart), and ``rnn_overlap`` from the family's stacked pairs (:func:`fit_rnn_overlap`).
 * ``softmax`` (not fitted by default, see SOFTMAX): the row cost of PyTorch's softmax (301056 rows of 49 take
   42 us at fp16, of 64 the same).
 Ignores: layout (channels-last runs other grouped kernels), run-to-run algorithm choice (kept as scatter).
@@ -52,6 +55,11 @@ def microbench_rows(families: tuple[str, ...], root: Path = MICROBENCH) -> list[
     return list(out.values())
 
 
+def row_params(r: dict) -> dict:
+    """A row's parameters with its op name (``op``: lstm, gru, conv2d, ...)."""
+    return {**json.loads(r["params"]), "op": r["op"]}
+
+
 def conv_node(params: dict) -> Node:
     """The microbenchmark's F.conv2d call as one ONNX Conv node (fp32 graph; the precision policy sets storage)."""
     n, c, h, w, k = params["N"], params["C"], params["H"], params["W"], params["K"]
@@ -72,6 +80,18 @@ def bmm_node(params: dict) -> Node:
                 outputs=(TensorInfo("y", "float32", (b, m, n)),))
 
 
+def rnn_node(params: dict) -> Node:
+    """One layer of the microbenchmark's nn.LSTM / nn.GRU (``op``) as an ONNX node: X [seq, batch, input], weights
+    and the summed bias as initializers (cuDNN's layout; layer 2 of a stacked pair is the same node when
+    input = hidden)."""
+    gates = {"lstm": 4, "gru": 3}[params["op"]]
+    s, b, i, h = params["seq"], params["batch"], params["input"], params["hidden"]
+    ins = (TensorInfo("x", "float32", (s, b, i)), TensorInfo("w", "float32", (1, gates * h, i), True),
+           TensorInfo("r", "float32", (1, gates * h, h), True), TensorInfo("b", "float32", (1, 2 * gates * h), True))
+    return Node(name="op", op_type=params["op"].upper(), domain="", inputs=ins,
+                outputs=(TensorInfo("y", "float32", (s, 1, b, h)),), attrs=frozen_map({"hidden_size": h}))
+
+
 def softmax_node(params: dict) -> Node:
     """torch.softmax(x [rows, cols], dim=-1) as one Softmax node."""
     shape = (params["rows"], params["cols"])
@@ -86,12 +106,14 @@ class MicroClass:
     node: Callable[[dict], Node]
     fit_rows: bool = False  # fit a row cost (OpWork.rows) too
     eff_compute: float | None = None  # held at this value instead of fitted (vector work far from its ceiling)
+    one_layer: bool = False  # only rows with "layers": 1 (stacked pairs fit the overlap: fit_rnn_overlap)
     tf32_is_fp32: bool = False  # no tensor cores: tf32 rows are not measured, fp32's parameters stand in
 
 
 MICRO_CLASSES = (
     MicroClass("grouped", ("conv_grouped", "conv_grouped_width"), conv_node),
     MicroClass("gemm_unaligned", ("bmm_unaligned",), bmm_node),
+    MicroClass("rnn", ("rnn_steps",), rnn_node, one_layer=True),
 )
 # Tried and not kept: ``softmax`` with a row cost from the ``softmax`` and ``softmax_rows`` families (tf32 as fp32,
 # eff_compute held at 0.7): MAPE 26-28% on its own rows at every precision, the row cost fitted at 1-2.5 ns where
@@ -105,7 +127,7 @@ def _columns(rows: list[dict], mc: MicroClass, precision: str, profile) -> dict[
                             "measured_s", "measured_kernels")}
     pol = policy(precision)
     for r in rows:
-        node = mc.node(json.loads(r["params"]))
+        node = mc.node(row_params(r))
         gc = cost_graph([node], pol, 21, HierarchicalTraffic(profile.l2_bytes, profile.arch),
                         frozenset(t.name for t in node.inputs if not t.is_initializer))
         c = gc.costs[0]
@@ -130,8 +152,8 @@ def fit_micro_class(mc: MicroClass, classes: dict, gemm_k_half: float, kernel_ga
     from scipy.optimize import least_squares
 
     rows = [r for r in microbench_rows(mc.families, root)
-            if kernel_class(mc.node(json.loads(r["params"]))) == mc.name]
-    key = hidden_key(mc.node(json.loads(rows[0]["params"]))) if rows else mc.name
+            if kernel_class(mc.node(row_params(r))) == mc.name and (not mc.one_layer or row_params(r)["layers"] == 1)]
+    key = hidden_key(mc.node(row_params(rows[0]))) if rows else mc.name
     params: dict[str, dict] = {}
     hidden: dict[str, float] = {}
     for prec in PRECISIONS:
@@ -174,13 +196,38 @@ def fit_micro_class(mc: MicroClass, classes: dict, gemm_k_half: float, kernel_ga
     return params, hidden, key
 
 
+def fit_rnn_overlap(rnn: dict, kernel_gap_s: float, profile, log=print, root: Path = MICROBENCH) -> float | None:
+    """``rnn_overlap`` from the stacked pairs of ``rnn_steps``: the share of the second layer's fixed costs (t0 and
+    gaps, with the fitted ``rnn`` class) that the measured pair hides against two measured single layers,
+    (2 x t_one - t_two) / fixed; median over every pair and precision, within [0, 0.95]. None without pairs."""
+    rows = microbench_rows(("rnn_steps",), root)
+    one = {(r["op"], r["precision"], row_params(r)["batch"], row_params(r)["hidden"]): float(r["time_s"])
+           for r in rows if row_params(r)["layers"] == 1}
+    shares = []
+    for r in rows:
+        q = row_params(r)
+        key = (r["op"], r["precision"], q["batch"], q["hidden"])
+        if q["layers"] != 2 or key not in one or r["precision"] not in rnn:
+            continue
+        work = cost_graph([rnn_node(q)], policy(r["precision"]), 21, graph_inputs=frozenset({"x"})).costs[0].work
+        fixed = work.kernels * (rnn[r["precision"]]["t0_s"] + kernel_gap_s)
+        shares.append((2 * one[key] - float(r["time_s"])) / fixed)
+    if not shares:
+        return None
+    overlap = float(min(max(np.median(shares), 0.0), 0.95))
+    log(f"rnn_overlap: {overlap:.3f} from {len(shares)} stacked pairs (quartiles "
+        f"{np.percentile(shares, 25):.2f} / {np.percentile(shares, 75):.2f})")
+    return overlap
+
+
 def fit_micro_classes(classes: dict, gemm_k_half: float, kernel_gap_s: float, profile, log=print,
-                      root: Path = MICROBENCH) -> tuple[dict, dict]:
-    """Every MicroClass: ({class: params by precision}, {hidden key: count by precision})."""
+                      root: Path = MICROBENCH) -> tuple[dict, dict, float | None]:
+    """Every MicroClass: ({class: params by precision}, {hidden key: count by precision}, rnn_overlap or None)."""
     out_classes, out_hidden = {}, {}
     for mc in MICRO_CLASSES:
         params, hidden, key = fit_micro_class(mc, classes, gemm_k_half, kernel_gap_s, profile, log, root)
         if params:
             out_classes[mc.name] = params
             out_hidden[key] = hidden
-    return out_classes, out_hidden
+    overlap = fit_rnn_overlap(out_classes["rnn"], kernel_gap_s, profile, log, root) if "rnn" in out_classes else None
+    return out_classes, out_hidden, overlap
