@@ -10,15 +10,17 @@ Per kernel of a node of class C at precision P (parameters fitted on H200 measur
 (OpWork.overlaps_producer) runs beside the layer before it: ``rnn_overlap`` of its fixed costs (t0, rows and
 graph gaps) is hidden.
 
-``wave_eff`` (GEMM/conv only) is the share of SMs busy over the waves of 128x128 output tiles (64x64 for fp32
-CUDA-core kernels; K split
-when tiles are fewer than SMs), times K / (K + gemm_k_half): each tile's prologue and epilogue cost
+``wave_eff`` (GEMM/conv only) is the share of SMs busy over the waves of output tiles, the best of 128x128, 128x64
+and 64x64 on tensor cores (the libraries pick smaller tiles for small problems; 64x64 for fp32 CUDA-core kernels; K
+split when tiles are fewer than SMs), times K / (K + gemm_k_half): each tile's prologue and epilogue cost
 ``gemm_k_half`` steps of its K loop; GEMM FLOPs are counted with tile padding (M to 128, N to 64), which
 the kernels execute (checked against ncu's tensor FLOPs, calibration/data/h200/ncu/report).
 Hidden kernels the runtime adds to a node (layout transforms around NCHW convolutions at 16-bit
 precision, casts) cost t0 each plus one memory-bound pass over the node's input and output bytes (half of it
 for a single kernel); they are looked up by graph/opclass.hidden_key (1x1 vs kxk convolutions, ...), else by
-op type (a fused node's base op: a ``FusedConv`` keeps a Conv's), and a node the ``channels_last`` pass put in
+op type (a fused node's base op: a ``FusedConv`` keeps a Conv's); a ``per_group`` entry counts per group of a grouped
+convolution (cuDNN's fp32 kernel per group at batch 32) and, with ``bytes_of`` "none", costs its class's t0 each; a
+node the ``channels_last`` pass put in
 NHWC layout (``graph/fused.py``) gets none of kind ``layout``. The network time
 is the sum over kernels plus the inter-kernel gap of a CUDA-graph replay. Ignores: kernel overlap across
 streams, clock changes, data-dependent speed (zeros run faster than random data).
@@ -57,17 +59,18 @@ class ClassParams:
 class HiddenKernel:
     kind: str  # e.g. "layout", "cast"
     count: float  # kernels per node on average (fitted from the kernel-to-op mapping)
-    bytes_of: str  # "input", "output" or "io": which tensors it moves (read + write)
+    bytes_of: str  # "input", "output", "io" (which tensors it moves, read + write) or "none"
+    per_group: bool = False  # count is per group of a grouped convolution (cuDNN's per-group fp32 kernels)
+
+    def count_for(self, node: Node) -> float:
+        """Kernels this entry adds to ``node``: count, times the node's groups when ``per_group``."""
+        return self.count * (int(node.attrs.get("group", 1) or 1) if self.per_group else 1)
 
 
 SPLIT_K_MIN = 512  # a K slice below this many elements is not worth a split (chosen on the training networks)
-SIMT_TILE = 64  # fp32 without tensor cores: cuBLAS/cuDNN SIMT kernels tile 64x64 (or smaller)
-
-
-def precision_tile(precision: str) -> int:
-    """Output tile edge of the wave model: 128 on tensor cores, SIMT_TILE for fp32 CUDA-core kernels (chosen on
-    the training networks: 64 gave training MAPE 9.2%, 128 9.4%, 32 9.5%)."""
-    return SIMT_TILE if precision == "fp32" else TILE  # a K slice below this many elements is not worth a split
+# fp32 without tensor cores: cuBLAS/cuDNN SIMT kernels tile 64x64 or smaller (chosen on the training networks: 64 gave
+# training MAPE 9.2%, 128 9.4%, 32 9.5%)
+SIMT_TILE = 64
 
 
 def wave_efficiency(tiles: int, sm_count: int, k: int = 0) -> float:
@@ -79,6 +82,22 @@ def wave_efficiency(tiles: int, sm_count: int, k: int = 0) -> float:
         tiles *= max(1, min(math.ceil(sm_count / tiles), k // SPLIT_K_MIN))
     waves = math.ceil(tiles / sm_count)
     return tiles / (waves * sm_count)
+
+
+# output tiles cuBLAS/cuDNN choose among on tensor cores: a problem of few tiles runs smaller ones to fill the SMs.
+# Each is taken at the full per-SM throughput (chosen on the training networks: training MAPE 7.3% and per-op median
+# 12.5%, against 7.7% / 13.2% with a reuse penalty m*n/(m+n) on smaller tiles and 8.2% / 14.0% with 128x128 only)
+TENSOR_TILES = ((128, 128), (128, 64), (64, 128), (64, 64))
+
+
+def gemm_wave(gemm: tuple[int, int, int, int] | None, precision: str, sm_count: int) -> float:
+    """Share of the SMs a GEMM keeps busy: the best wave efficiency over the output tiles a library may pick
+    (TENSOR_TILES on tensor cores, SIMT_TILE squares for fp32). Ignores: a smaller tile's lower operand reuse."""
+    if gemm is None:
+        return 1.0
+    b, m, n, k = gemm
+    tiles = ((SIMT_TILE, SIMT_TILE),) if precision == "fp32" else TENSOR_TILES
+    return max(wave_efficiency(b * math.ceil(m / tm) * math.ceil(n / tn), sm_count, k) for tm, tn in tiles)
 
 
 def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
@@ -158,18 +177,17 @@ class FittedCalibration:
         op = runtime_op(node, cost.work)
         cls = kernel_class(node, op)
         prm = self.params(cls, policy.name)
-        wave = wave_efficiency(gemm_tiles(cost.work.gemm, precision_tile(policy.name)), profile.sm_count,
-                               cost.work.gemm[3]) \
-            if cost.work.gemm else 1.0
+        wave = gemm_wave(cost.work.gemm, policy.name, profile.sm_count)
         t, times = self._kernel_time(cost, profile, prm, cost.kernels, wave)
         extra_names, extra_t = [], 0.0
         hidden = self.hidden_kernels(node, policy.name, op)
-        for h in hidden:
-            moved = _hidden_bytes(cost, h.bytes_of) * hidden_bytes_share(h.count)
+        counts = [h.count_for(node) for h in hidden]
+        for h, n in zip(hidden, counts):
+            moved = _hidden_bytes(cost, h.bytes_of) * hidden_bytes_share(n)
             hp = self.params(h.kind, policy.name)
-            extra_t += h.count * hp.t0_s + moved / (profile.bandwidth(MemLevel.HBM) * hp.eff_memory)
-            extra_names.append(f"{h.kind} x{h.count:g}")
-        n_kernels = cost.kernels + sum(h.count for h in hidden)
+            extra_t += n * hp.t0_s + moved / (profile.bandwidth(MemLevel.HBM) * hp.eff_memory)
+            extra_names.append(f"{h.kind} x{n:g}")
+        n_kernels = cost.kernels + sum(counts)
         total = t + extra_t + n_kernels * self.kernel_gap_s
         if cost.work.overlaps_producer:  # stacked RNN layer: part of its fixed costs hides under the previous
             total -= self.rnn_overlap * (times["latency"] + n_kernels * self.kernel_gap_s)
@@ -218,6 +236,8 @@ def _bound(times: dict[str, float]) -> Bound:
 def _hidden_bytes(cost: OpCost, bytes_of: str) -> float:
     w = cost.work
     data_in = sum(v for k, v in w.input_bytes.items()) - w.weight_bytes
+    if bytes_of == "none":
+        return 0.0
     if bytes_of == "input":
         return 2.0 * max(data_in, 0.0)
     if bytes_of == "output":
@@ -228,7 +248,8 @@ def _hidden_bytes(cost: OpCost, bytes_of: str) -> float:
 _CLASS_KEYS = ("t0_s", "eff_compute", "eff_memory")
 _OPTIONAL_CLASS_KEYS = ("row_s",)
 _HIDDEN_KEYS = ("kind", "count", "bytes_of")
-_BYTES_OF = ("input", "output", "io")
+_OPTIONAL_HIDDEN_KEYS = ("per_group",)
+_BYTES_OF = ("input", "output", "io", "none")
 MAX_CALIBRATION_BYTES = 16 << 20
 
 
@@ -298,9 +319,13 @@ def parse_calibration(doc: Any, where: str) -> dict:
                 raise PredictorError(f"calibration {where}: field 'hidden_kernels.{op}.{p}' must be a list")
             for j, h in enumerate(hs):
                 f = f"hidden_kernels.{op}.{p}[{j}]"
-                if not isinstance(h, dict) or sorted(h) != sorted(_HIDDEN_KEYS):
-                    raise PredictorError(f"calibration {where}: field '{f}' must be an object with exactly "
-                                         f"{', '.join(_HIDDEN_KEYS)}")
+                if not isinstance(h, dict) or not set(_HIDDEN_KEYS) <= set(h) \
+                        or not set(h) <= set(_HIDDEN_KEYS + _OPTIONAL_HIDDEN_KEYS):
+                    raise PredictorError(f"calibration {where}: field '{f}' must be an object with "
+                                         f"{', '.join(_HIDDEN_KEYS)} (and optionally "
+                                         f"{', '.join(_OPTIONAL_HIDDEN_KEYS)})")
+                if not isinstance(h.get("per_group", False), bool):
+                    raise PredictorError(f"calibration {where}: field '{f}.per_group' must be true or false")
                 if not isinstance(h["kind"], str) or not h["kind"]:
                     raise PredictorError(f"calibration {where}: field '{f}.kind' must be a non-empty string")
                 _num(where, f"{f}.count", h["count"], 0.0, 1e3)

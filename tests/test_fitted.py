@@ -1,8 +1,9 @@
 import json
+import re
 
 import pytest
 
-from predictor.fitted import bundled_calibration, parse_calibration, wave_efficiency
+from predictor.fitted import bundled_calibration, gemm_wave, parse_calibration, wave_efficiency
 from predictor.machine.profile import load_profile
 from predictor.types import PredictorError
 
@@ -23,6 +24,17 @@ def test_bundled_fit_for_h200_and_transfer():
 ])
 def test_wave_efficiency(tiles, sms, k, eff):
     assert wave_efficiency(tiles, sms, k) == pytest.approx(eff)
+
+
+@pytest.mark.parametrize("gemm,precision,eff", [
+    ((1, 128, 768, 768), "fp16", 24 / 132),     # 6 tiles of 128x128, 12 of 128x64, 24 of 64x64: the smallest wins
+    ((1, 4096, 4096, 64), "fp16", 1024 / 1056),  # 1024 tiles of 128x128 in 8 waves beat 2048 of 128x64 in 16
+    ((1, 128, 768, 768), "fp32", 24 / 132),     # SIMT: 64x64 only
+    ((1, 4096, 4096, 64), "fp32", 4096 / 4224),
+    (None, "fp16", 1.0),
+])
+def test_gemm_wave_picks_the_best_tile(gemm, precision, eff):
+    assert gemm_wave(gemm, precision, 132) == pytest.approx(eff)
 
 
 @pytest.mark.parametrize("doc,field", [
@@ -100,12 +112,35 @@ def test_eager_recurrent_kernels_at_library_rate():
     assert pred.eager_time_s == pytest.approx(2 * (1e-4 + 12 * 1e-5) + pred.ops[-1].time_s, rel=1e-9)
 
 
+def test_per_group_hidden_kernels_cost_t0_per_group():
+    """A per-group entry adds count x groups kernels at its class's t0 and moves no bytes: 0.5 x 8 groups = 4
+    kernels of the grouped class's 2 us, plus 4 graph gaps."""
+    from onnx import helper
+
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], group=8, pads=[1, 1, 1, 1], name="g")]
+    args = (nodes, [("x", "float32", [32, 64, 8, 8]), ("w", "float32", [64, 8, 3, 3])], [("y", "float32", None)])
+    base = _doc()
+    base["classes"]["grouped"] = {"*": {"t0_s": 2e-6, "eff_compute": 1.0, "eff_memory": 1.0}}
+    hidden = {"hidden_kernels": {"Conv:grouped_batched": {"fp32": [
+        {"kind": "grouped", "count": 0.5, "bytes_of": "none", "per_group": True}]}}}
+    plain = _predict(base, *args).ops[0]
+    split = _predict({**base, **hidden}, *args).ops[0]
+    assert split.extra_kernels == ("grouped x4",)
+    assert split.time_s - plain.time_s == pytest.approx(4 * (2e-6 + 5e-7), rel=1e-9)
+
+
 @pytest.mark.parametrize("extra,field", [
+    ({"hidden_kernels": {"Conv": {"fp32": [{"kind": "layout", "count": 1, "bytes_of": "none", "per_group": 1}]}}},
+     "hidden_kernels.Conv.fp32[0].per_group"),
+    ({"hidden_kernels": {"Conv": {"fp32": [{"kind": "layout", "count": 1, "bytes_of": "some"}]}}},
+     "hidden_kernels.Conv.fp32[0].bytes_of"),
+    ({"hidden_kernels": {"Conv": {"fp32": [{"kind": "layout", "count": 1, "bytes_of": "io", "per": 2}]}}},
+     "hidden_kernels.Conv.fp32[0]"),
     ({"rnn_overlap": 1.5}, "rnn_overlap"),
     ({"row_s": -1.0}, "classes.layernorm.fp32.row_s"),
 ])
 def test_bad_new_fields_named(extra, field):
-    with pytest.raises(PredictorError, match=f"field '{field}'"):
+    with pytest.raises(PredictorError, match=re.escape(f"field '{field}'")):
         parse_calibration(_doc(**extra), "c.json")
 
 

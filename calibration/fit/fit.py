@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from predictor.fitted import gemm_tiles, precision_tile, tile_padding, wave_efficiency
+from predictor.fitted import gemm_wave, tile_padding
 from predictor.graph.cost import cost_graph
 from predictor.graph.fused import runtime_op
 from predictor.graph.opclass import KERNEL_CLASSES, hidden_entry, hidden_key, kernel_class
@@ -44,7 +44,8 @@ SHARED: dict[str, str] = {}
 
 def _gp(precision: str) -> str:
     return SHARED.get(precision, precision)
-FIT_CLASSES = tuple(KERNEL_CLASSES) + ("layout",)
+# every kernel class but ``optimizer`` (no inference network has one: calibration/fit/optimizer_fit.py fits it)
+FIT_CLASSES = tuple(c for c in KERNEL_CLASSES if c != "optimizer") + ("layout",)
 TENSOR_PRECISIONS = ("tf32", "fp16", "bf16")
 MIN_TENSOR_EFFICIENCY = 0.6
 CASE_WEIGHT = 2.0  # weight of each training case's whole-network log error against its scope samples
@@ -183,9 +184,7 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
                 sid = -1
             for c in cs:
                 ideal = level_times_s(c, profile, 0.0)
-                wave = wave_efficiency(gemm_tiles(c.work.gemm, precision_tile(case.precision)), profile.sm_count,
-                                       c.work.gemm[3]) \
-                    if c.work.gemm else 1.0
+                wave = gemm_wave(c.work.gemm, case.precision, profile.sm_count)
                 op = runtime_op(nodes[c.name], c.work)
                 h = hidden_count(hidden, nodes[c.name], case.precision, op)
                 hb = _hidden_bytes(c)
@@ -335,13 +334,20 @@ def host_dispatch(cases: list[Case]) -> dict[str, float]:
     return out
 
 
+def _hidden_list(entry) -> list[dict]:
+    """A fitted hidden-kernel entry as the calibration file's list: a count of layout-like kernels per node (a number),
+    or an entry of its own (a dict, e.g. micro_fit's per-group kernels)."""
+    if isinstance(entry, dict):
+        return [entry] if entry["count"] > 0 else []
+    return [{"kind": "layout", "count": entry, "bytes_of": "io"}] if entry > 0 else []
+
+
 def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, float]) -> dict:
     classes = {}
     for cls, by_p in result["classes"].items():
         classes[cls] = {p: {k: v[k] for k in ("t0_s", "eff_compute", "eff_memory", "row_s") if k in v}
                         for p, v in by_p.items()}
-    hidden = {op: {p: ([{"kind": "layout", "count": n, "bytes_of": "io"}] if n > 0 else []) for p, n in by_p.items()}
-              for op, by_p in result["hidden"].items()}
+    hidden = {op: {p: _hidden_list(n) for p, n in by_p.items()} for op, by_p in result["hidden"].items()}
     nets = sorted({c.network for c in cases})
     return {
         "schema_version": 1,
@@ -391,9 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     if overlap is not None:
         result["rnn_overlap"] = overlap
     doc = build_document(result, cases, profile, host_dispatch(cases))
-    from .optimizer_fit import fit_tensor_cost
+    from .optimizer_fit import fit_optimizer
 
-    doc["multi_tensor_per_tensor_s"] = fit_tensor_cost(doc)
+    doc["classes"]["optimizer"], doc["multi_tensor_per_tensor_s"] = fit_optimizer(doc)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {a.out}: hidden kernels {json.dumps(result['hidden'])}")

@@ -29,8 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from predictor.fitted import _hidden_bytes, gemm_tiles, hidden_bytes_share, precision_tile, tile_padding, \
-    wave_efficiency
+from predictor.fitted import _hidden_bytes, gemm_wave, tile_padding
 from predictor.graph.cost import cost_graph
 from predictor.graph.opclass import hidden_key, kernel_class
 from predictor.graph.traffic import HierarchicalTraffic
@@ -135,8 +134,7 @@ def _columns(rows: list[dict], mc: MicroClass, precision: str, profile) -> dict[
                         frozenset(t.name for t in node.inputs if not t.is_initializer))
         c = gc.costs[0]
         ideal = level_times_s(c, profile, 0.0)
-        wave = wave_efficiency(gemm_tiles(c.work.gemm, precision_tile(precision)), profile.sm_count,
-                               c.work.gemm[3]) if c.work.gemm else 1.0
+        wave = gemm_wave(c.work.gemm, precision, profile.sm_count)
         cols["kernels"].append(c.kernels)
         cols["compute_s"].append(ideal["compute"] * tile_padding(c.work.gemm) / wave)
         cols["gemm_k"].append(float(c.work.gemm[3]) if c.work.gemm else 0.0)
@@ -149,27 +147,53 @@ def _columns(rows: list[dict], mc: MicroClass, precision: str, profile) -> dict[
     return {k: np.asarray(v, dtype=float) for k, v in cols.items()}
 
 
+def _hidden_entries(rows: list[dict], mc: MicroClass, x: dict[str, np.ndarray]) -> tuple[dict, np.ndarray, np.ndarray]:
+    """Hidden kernels of each hidden key among ``rows`` ({key: entry}) and, per row, the count and whether they are
+    per-group kernels. An entry is the mean extra kernel count per node (layout-like kernels, a number), or, where the
+    extra kernels follow the groups better (cuDNN's fp32 grouped convolution at batch 32: one kernel per group), a
+    per-group entry (a dict: the class's own kernels, ``count`` per group, no extra bytes)."""
+    keys = [hidden_key(mc.node(row_params(r))) for r in rows]
+    extra = np.maximum(x["measured_kernels"] - x["kernels"], 0.0)
+    groups = np.asarray([max(1, int(row_params(r).get("groups", 1))) for r in rows], dtype=float)
+    entries, count, per_group = {}, np.zeros(len(rows)), np.zeros(len(rows), dtype=bool)
+    for key in sorted(set(keys)):
+        sel = np.asarray([k == key for k in keys])
+        per_node = round(float(np.mean(extra[sel])), 2)
+        per_g = round(float(np.mean(extra[sel] / groups[sel])), 2)
+        err_node = float(np.mean(np.abs(extra[sel] - per_node)))
+        err_group = float(np.mean(np.abs(extra[sel] - per_g * groups[sel])))
+        if mc.name == "grouped" and per_g > 0 and err_group < 0.5 * err_node:
+            entries[key] = {"kind": mc.name, "count": per_g, "bytes_of": "none", "per_group": True}
+            count[sel], per_group[sel] = per_g * groups[sel], True
+        else:
+            entries[key] = per_node
+            count[sel] = per_node
+    return entries, count, per_group
+
+
 def fit_micro_class(mc: MicroClass, classes: dict, gemm_k_half: float, kernel_gap_s: float, profile, log=print,
-                    root: Path = MICROBENCH) -> tuple[dict, dict, str]:
-    """(class params by precision, hidden kernel count by precision, the hidden key they belong to)."""
+                    root: Path = MICROBENCH) -> tuple[dict, dict]:
+    """(class params by precision, {hidden key: hidden entry by precision}); an entry is a count of layout-like
+    kernels per node or a per-group entry (see _hidden_entries)."""
     from scipy.optimize import least_squares
 
     rows = [r for r in microbench_rows(mc.families, root)
             if kernel_class(mc.node(row_params(r))) == mc.name and (not mc.one_layer or row_params(r)["layers"] == 1)]
-    key = hidden_key(mc.node(row_params(rows[0]))) if rows else mc.name
     params: dict[str, dict] = {}
-    hidden: dict[str, float] = {}
+    hidden: dict[str, dict] = {}
     for prec in PRECISIONS:
         src = "fp32" if prec == "tf32" and mc.tf32_is_fp32 else prec
         sel = [r for r in rows if r["precision"] == src]
         if len(sel) < MIN_ROWS:
             continue
         x = _columns(sel, mc, prec, profile)
-        n_hidden = round(max(0.0, float(np.mean(x["measured_kernels"] - x["kernels"]))), 2)
+        entries, n_hidden, per_group = _hidden_entries(sel, mc, x)
         lay = classes.get("layout", {}).get(prec) or classes["default"]["*"]
         k_eff = np.where(x["gemm_k"] > 0, x["gemm_k"] / (x["gemm_k"] + gemm_k_half), 1.0)
-        extra = n_hidden * lay["t0_s"] + hidden_bytes_share(n_hidden) * x["hidden_s"] / lay["eff_memory"] \
-            + kernel_gap_s * (x["kernels"] + n_hidden)
+        layout_extra = np.where(per_group, 0.0, n_hidden * lay["t0_s"]
+                                + np.minimum(n_hidden, 2.0) / 2.0 * x["hidden_s"] / lay["eff_memory"])
+        extra = layout_extra + kernel_gap_s * (x["kernels"] + n_hidden)
+        own = x["kernels"] + np.where(per_group, n_hidden, 0.0)  # kernels priced at the class's t0
 
         def model(theta):
             t0, ec, em = np.exp(theta[:3])
@@ -177,7 +201,7 @@ def fit_micro_class(mc: MicroClass, classes: dict, gemm_k_half: float, kernel_ga
             row_s = math.exp(theta[3]) if mc.fit_rows else 0.0
             body = np.maximum(np.maximum(np.where(x["compute_s"] > 0, x["compute_s"] / (ec * k_eff), 0.0),
                                          x["memory_s"] / em), x["cache_s"])
-            return x["kernels"] * t0 + x["rows_per_sm"] * row_s + body + extra
+            return own * t0 + x["rows_per_sm"] * row_s + body + extra
 
         lo, hi, th0 = [2e-7, 1e-3, 0.02], [1e-4, 1.0, 3.0], [5e-6, 0.2, 0.5]
         if mc.fit_rows:
@@ -189,14 +213,15 @@ def fit_micro_class(mc: MicroClass, classes: dict, gemm_k_half: float, kernel_ga
         if mc.eff_compute:
             fitted["eff_compute"] = mc.eff_compute
         params[prec] = {**fitted, "n_nodes": len(sel)}
-        hidden[prec] = n_hidden
+        for key, entry in entries.items():
+            hidden.setdefault(key, {})[prec] = entry
         log(f"{mc.name} {prec}: {len(sel)} microbenchmarks{' (fp32 rows)' if src != prec else ''}, "
             + ", ".join(f"{k} {v:.3g}" for k, v in fitted.items())
-            + f", hidden kernels {n_hidden}; MAPE {np.mean(err):.1%}, worst {np.max(err):.1%}")
+            + f", hidden kernels {json.dumps(entries)}; MAPE {np.mean(err):.1%}, worst {np.max(err):.1%}")
     if params:
         keys = [k for k in ("t0_s", "eff_compute", "eff_memory", "row_s") if all(k in v for v in params.values())]
         params["*"] = {k: float(np.exp(np.mean([math.log(v[k]) for v in params.values()]))) for k in keys}
-    return params, hidden, key
+    return params, hidden
 
 
 def fit_rnn_overlap(rnn: dict, kernel_gap_s: float, profile, log=print, root: Path = MICROBENCH) -> float | None:
@@ -228,9 +253,9 @@ def fit_micro_classes(classes: dict, gemm_k_half: float, kernel_gap_s: float, pr
     """Every MicroClass: ({class: params by precision}, {hidden key: count by precision}, rnn_overlap or None)."""
     out_classes, out_hidden = {}, {}
     for mc in MICRO_CLASSES:
-        params, hidden, key = fit_micro_class(mc, classes, gemm_k_half, kernel_gap_s, profile, log, root)
+        params, hidden = fit_micro_class(mc, classes, gemm_k_half, kernel_gap_s, profile, log, root)
         if params:
             out_classes[mc.name] = params
-            out_hidden[key] = hidden
+            out_hidden.update(hidden)
     overlap = fit_rnn_overlap(out_classes["rnn"], kernel_gap_s, profile, log, root) if "rnn" in out_classes else None
     return out_classes, out_hidden, overlap

@@ -1,13 +1,18 @@
-"""Fit the per-tensor cost of multi-tensor optimizer kernels on the training-split networks' training steps.
+"""Fit the multi-tensor optimizer kernels (class ``optimizer``) on the training-split networks' training steps.
 
 PyTorch's fused and foreach optimizers walk a list of tensors in chunks; each tensor adds a partial chunk and
 metadata, which the bytes-over-bandwidth model of the kernel misses (regnet_y_1_6gf's ~11 M parameters in
-many small tensors take 0.42 ms where 28 B per parameter at HBM speed are 0.08 ms). Model: measured optimizer
-phase = predicted phase (per-tensor cost 0) + c x tensors walked; c by least squares through the origin over
-the cases of training-split networks with a CUDA-graph optimizer phase (calibration/data/h200/training, the
-phase's event nodes inside the captured step). Held-out networks are never read.
+many small tensors take 0.42 ms where 28 B per parameter at HBM speed are 0.08 ms). Model, per case:
+measured optimizer phase = fixed + bytes time / eff_memory + c x tensors walked, with the kernels' t0 the
+elementwise class's (all precisions: ``*``); eff_memory and c by non-negative least squares (the phase is affine in
+1 / eff_memory and in c) over the cases of training-split networks with a CUDA-graph optimizer phase
+(calibration/data/h200/training, the phase's event nodes inside the captured step). Held-out networks are never
+read. Before this class the kernels took the elementwise class's fp32 bandwidth, which the inference fit moves
+(0.97 -> 0.75 of HBM between two fits) with nothing of the optimizer in its data.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from predictor.fitted import FittedCalibration
 from predictor.machine.profile import load_profile
@@ -16,17 +21,27 @@ from .dataset import ONNX_DIR
 
 
 PROBE_S = 1e-6  # a per-tensor cost that makes the tensors walked visible: phase(c) is affine in c
+PROBE_EFF = 0.5  # an eff_memory that makes the bytes time visible: phase is affine in 1 / eff_memory
 
 
-def tensor_cost_samples(doc: dict) -> list[tuple[float, float, float, str]]:
-    """(measured optimizer s, predicted without a per-tensor cost s, tensors walked, case) per training case."""
+def optimizer_class(doc: dict, eff_memory: float) -> dict:
+    """The ``optimizer`` class entry: the elementwise class's t0 and eff_compute (all precisions), this eff_memory."""
+    ew = doc["classes"]["elementwise"]["*"]
+    return {"*": {"t0_s": ew["t0_s"], "eff_compute": ew["eff_compute"], "eff_memory": eff_memory}}
+
+
+def tensor_cost_samples(doc: dict) -> list[tuple[float, float, float, float, str]]:
+    """(measured optimizer s, predicted at eff_memory 1 and no per-tensor cost s, bytes time at eff_memory 1 s,
+    tensors walked, case) per training case."""
     from calibration.training_accuracy import _impl, _num, load_cases
     from predictor.train import predict_training_file
 
     from .fit import _zoo_split
 
     profile = load_profile("h200")
-    cals = [FittedCalibration({**doc, "multi_tensor_per_tensor_s": c}, "<fit>") for c in (0.0, PROBE_S)]
+    probes = ((1.0, 0.0), (PROBE_EFF, 0.0), (1.0, PROBE_S))
+    cals = [FittedCalibration({**doc, "classes": {**doc["classes"], "optimizer": optimizer_class(doc, eff)},
+                               "multi_tensor_per_tensor_s": c}, "<fit>") for eff, c in probes]
     out = []
     for case, _env, _src, _mem in load_cases():
         meas = _num(case.get("graph_optimizer_median_s"))
@@ -37,14 +52,27 @@ def tensor_cost_samples(doc: dict) -> list[tuple[float, float, float, str]]:
             str(model), profile, case["precision"], int(case["batch"]), calibration=cal,
             optimizer=case.get("optimizer") or "adamw", impl=_impl(case), loss="mse", max_batch=False).phases
             if p.name == "optimizer").time_s for cal in cals]
-        out.append((meas, t[0], (t[1] - t[0]) / PROBE_S, f"{case['network']} {case['precision']} b{case['batch']}"))
+        bytes_s = (t[1] - t[0]) / (1.0 / PROBE_EFF - 1.0)
+        out.append((meas, t[0], bytes_s, (t[2] - t[0]) / PROBE_S,
+                    f"{case['network']} {case['precision']} b{case['batch']}"))
     return out
 
 
-def fit_tensor_cost(doc: dict, log=print) -> float:
+def fit_optimizer(doc: dict, log=print) -> tuple[dict, float]:
+    """(the ``optimizer`` class entry, multi_tensor_per_tensor_s) fitted on the training steps."""
+    from scipy.optimize import nnls
+
     samples = tensor_cost_samples(doc)
-    num = sum((m - p) * n for m, p, n, _ in samples if n)
-    den = sum(n * n for _, _, n, _ in samples if n)
-    c = max(num / den, 0.0) if den else 0.0
-    log(f"multi-tensor optimizer: {len(samples)} training cases, {c * 1e9:.0f} ns per tensor walked")
-    return c
+    if not samples:
+        return optimizer_class(doc, doc["classes"]["elementwise"]["*"]["eff_memory"]), 0.0
+    # measured - fixed = bytes_s x (1 / eff) + tensors x c, weighted by 1 / measured (relative errors)
+    w = np.asarray([1.0 / m for m, *_ in samples])
+    a = np.asarray([[b, n] for _, _, b, n, _ in samples]) * w[:, None]
+    y = np.asarray([m - (p - b) for m, p, b, _, _ in samples]) * w
+    (inv_eff, c), _ = nnls(a, y)
+    eff = float(min(max(1.0 / inv_eff, 0.05), 3.0)) if inv_eff > 0 else 3.0
+    pred = [(p - b) + b / eff + n * c for _, p, b, n, _ in samples]
+    mape = float(np.mean([abs(q / m - 1) for q, (m, *_) in zip(pred, samples)]))
+    log(f"optimizer class: {len(samples)} training cases, eff_memory {eff:.3f}, {c * 1e9:.0f} ns per tensor "
+        f"walked; MAPE {mape:.1%}")
+    return optimizer_class(doc, eff), float(c)

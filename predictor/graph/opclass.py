@@ -20,7 +20,10 @@ _CLASSES: dict[str, tuple[str, ...]] = {
 _BY_OP = {op: cls for cls, ops in _CLASSES.items() for op in ops}
 CLASSES = tuple(_CLASSES) + ("elementwise",)
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
-KERNEL_CLASSES = CLASSES + ("depthwise", "grouped", "layernorm", "gemm_unaligned")
+KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "grouped", "layernorm", "gemm_unaligned", "optimizer")
+# Node.attrs key of a training step's multi-tensor optimizer kernel (predictor/train/optimizer.py): the tensors its
+# launches walk; such a kernel is class ``optimizer`` (fitted on training steps: calibration/fit/optimizer_fit.py)
+MULTI_TENSOR_ATTR = "multi_tensor_count"
 
 
 def op_class(op_type: str) -> str:
@@ -29,6 +32,13 @@ def op_class(op_type: str) -> str:
 
 
 _SIXTEEN = ("float16", "bfloat16")
+# kernel edge from which a depthwise convolution is keyed ``Conv:depthwise_large`` (class ``depthwise_large``): on the
+# H200 cuDNN runs ConvNeXt's 7x7 depthwise as conv2d_c1_k1_nhwc plus a bias kernel (12 us at batch 1, fp16), and the
+# 3x3/5x5 ones of MobileNet as conv2d_grouped_direct_kernel (2.6-4.4 us)
+LARGE_DEPTHWISE = 7
+# batch from which a grouped convolution is keyed ``Conv:grouped_batched``: the H200 microbenchmarks (batch 1 and 32
+# only) show cuDNN's fp32 grouped convolution as one kernel per group at batch 32 and 1-5 kernels at batch 1
+GROUPED_BATCH = 8
 
 
 def hidden_key(node, op: str | None = None) -> str:
@@ -36,7 +46,9 @@ def hidden_key(node, op: str | None = None) -> str:
     refined where the runtime launches different programs (measured, see calibration/fit/fit.py):
 
     * Conv: ``Conv:pointwise`` (1x1, stride 1, one group: cuDNN runs it as a GEMM on NCHW, no transform),
-      ``Conv:pointwise_strided``, ``Conv:depthwise`` (groups = input channels), ``Conv:grouped`` and
+      ``Conv:pointwise_strided``, ``Conv:depthwise`` (groups = input channels) or ``Conv:depthwise_large`` (kernel
+      edge from LARGE_DEPTHWISE: other cuDNN kernels), ``Conv:grouped`` (batch below
+      GROUPED_BATCH) or ``Conv:grouped_batched`` (at fp32 cuDNN launches a kernel per group there) and
       ``Conv:spatial`` (kxk: input, weight and output transforms at 16-bit);
     * MatMul of two activations whose K or N is not a multiple of 8 (Swin's 49-token windows): ``MatMul:unaligned``
       (cuBLAS falls back to ``align1`` CUTLASS kernels on tensor cores: 1.6-3.5x the aligned time on the H200);
@@ -53,7 +65,10 @@ def hidden_key(node, op: str | None = None) -> str:
         group = int(node.attrs.get("group", 1))
         cin = x.shape[1] if x is not None and x.shape is not None and len(x.shape) > 1 else None
         if group > 1:
-            return "Conv:depthwise" if cin is not None and group == cin else "Conv:grouped"
+            if cin is not None and group == cin:
+                return "Conv:depthwise_large" if max(w.shape[2:]) >= LARGE_DEPTHWISE else "Conv:depthwise"
+            batch = x.shape[0] if x is not None and x.shape else 1
+            return "Conv:grouped_batched" if isinstance(batch, int) and batch >= GROUPED_BATCH else "Conv:grouped"
         if all(k == 1 for k in w.shape[2:]):
             strides = tuple(node.attrs.get("strides", ()) or ())
             return "Conv:pointwise" if all(s == 1 for s in strides) else "Conv:pointwise_strided"
@@ -85,11 +100,16 @@ def kernel_class(node, op: str | None = None) -> str:
     (``layernorm``: a thread block per row, whose fixed cost per row the class's ``row_s`` holds, unlike batch
     norm's channel-parallel kernels), and batched products of activations with K or N not a multiple of 8
     (``gemm_unaligned``: cuBLAS's align1 kernels, fitted on microbenchmarks). ``op``: a fused node's base op, or
-    ``Attention`` for the runtime's fused attention kernel (graph/fused.runtime_op)."""
+    ``Attention`` for the runtime's fused attention kernel (graph/fused.runtime_op). A multi-tensor optimizer kernel
+    of a training step (MULTI_TENSOR_ATTR) is class ``optimizer``."""
+    if node.attrs.get(MULTI_TENSOR_ATTR):
+        return "optimizer"
     return _KEY_CLASS.get(hidden_key(node, op)) or op_class(op or node.op_type)
 
 
-_KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:grouped": "grouped",
+_KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:depthwise_large": "depthwise_large",
+              "Conv:grouped": "grouped",
+              "Conv:grouped_batched": "grouped",
               "LayerNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned"}
 
 ALIGN_ELEMENTS = 8  # 16 bytes of 16-bit elements: what cuBLAS's vectorised tensor-core kernels need

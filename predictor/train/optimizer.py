@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..graph.opclass import MULTI_TENSOR_ATTR
 from ..precision import PrecisionPolicy
 from ..types import OpWork, PredictorError, TensorInfo, WorkKind, frozen_map
 from .kernel import Kernel, tiny
@@ -93,7 +94,7 @@ STEP_COUNTERS = frozenset({"adam", "adamw"})  # per-tensor step tensors (on the 
 TEMPS = ("tmp", "u", "g32")
 
 
-TENSORS_ATTR = "multi_tensor_count"  # Kernel.attrs key: tensors one multi-tensor launch sequence walks
+TENSORS_ATTR = MULTI_TENSOR_ATTR  # Kernel.attrs key: tensors one multi-tensor launch sequence walks
 
 
 def check(optimizer: str, impl: str) -> None:

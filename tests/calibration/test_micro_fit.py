@@ -8,7 +8,7 @@ from onnx import helper
 from calibration.fit.micro_fit import MICRO_CLASSES, bmm_node, conv_node, fit_micro_classes, microbench_rows
 from predictor.fitted import bundled_calibration
 from predictor.graph.cost import cost_graph
-from predictor.graph.opclass import kernel_class
+from predictor.graph.opclass import hidden_key, kernel_class
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
 from predictor.types import WorkKind
@@ -34,7 +34,7 @@ def test_bundled_micro_classes_are_reproducible():
     params, hidden, overlap = fit_micro_classes(classes, cal.gemm_k_half, cal.kernel_gap_s, profile,
                                                 log=lambda *_: None)
     assert {"grouped", "gemm_unaligned"} <= set(params) <= {mc.name for mc in MICRO_CLASSES}
-    assert {"Conv:grouped", "MatMul:unaligned"} <= set(hidden)
+    assert {"Conv:grouped", "Conv:grouped_batched", "MatMul:unaligned"} <= set(hidden)
     if overlap is not None:
         assert overlap == pytest.approx(cal.rnn_overlap, rel=1e-9)
     for cls, by_p in params.items():
@@ -44,7 +44,20 @@ def test_bundled_micro_classes_are_reproducible():
                 assert by_p[p][k] == pytest.approx(getattr(cal.classes[cls][p], k), rel=1e-6)
     for key, by_p in hidden.items():
         for p, n in by_p.items():
-            assert sum(h.count for h in cal.hidden[key][p]) == n
+            if isinstance(n, dict):  # a per-group entry
+                assert [vars(h) for h in cal.hidden[key][p]] == [n]
+            else:
+                assert sum(h.count for h in cal.hidden[key][p]) == n
+
+
+def test_fp32_batched_grouped_conv_launches_a_kernel_per_group():
+    """At fp32 batch 32 the microbenchmarks show one kernel per group: the fit keeps a per-group entry there and a
+    per-node count at batch 1."""
+    cal = bundled_calibration(load_profile("h200"))
+    (batched,) = cal.hidden["Conv:grouped_batched"]["fp32"]
+    assert batched.per_group and batched.kind == "grouped" and batched.bytes_of == "none"
+    assert 0.5 < batched.count <= 1.0
+    assert not any(h.per_group for h in cal.hidden["Conv:grouped"]["fp32"])
 
 
 def test_unaligned_rows_only():
@@ -59,16 +72,19 @@ def test_unaligned_rows_only():
     assert sum(c == "gemm_unaligned" for c in classes.values()) == 10
 
 
-def test_kernel_classes_of_grouped_conv_and_layer_norm():
+@pytest.mark.parametrize("batch,grouped_key", [(1, "Conv:grouped"), (7, "Conv:grouped"), (8, "Conv:grouped_batched")])
+def test_kernel_classes_of_grouped_conv_and_layer_norm(batch, grouped_key):
     model = make_model([helper.make_node("Conv", ["x", "w"], ["y"], group=4, pads=[1, 1, 1, 1], name="g"),
                         helper.make_node("Conv", ["x", "wd"], ["z"], group=16, pads=[1, 1, 1, 1], name="d"),
+                        helper.make_node("Conv", ["x", "w7"], ["z7"], group=16, pads=[3, 3, 3, 3], name="d7"),
                         helper.make_node("LayerNormalization", ["y", "s"], ["o"], name="ln")],
-                       [("x", "float32", [1, 16, 8, 8]), ("w", "float32", [16, 4, 3, 3]),
-                        ("wd", "float32", [16, 1, 3, 3]), ("s", "float32", [8])],
-                       [("o", "float32", None), ("z", "float32", None)])
+                       [("x", "float32", [batch, 16, 8, 8]), ("w", "float32", [16, 4, 3, 3]),
+                        ("wd", "float32", [16, 1, 3, 3]), ("w7", "float32", [16, 1, 7, 7]), ("s", "float32", [8])],
+                       [("o", "float32", None), ("z", "float32", None), ("z7", "float32", None)])
     nodes = {n.name: n for n in load_nodes(model).nodes}
-    assert (kernel_class(nodes["g"]), kernel_class(nodes["d"]), kernel_class(nodes["ln"])) == \
-        ("grouped", "depthwise", "layernorm")
+    assert [kernel_class(nodes[k]) for k in ("g", "d", "d7", "ln")] == \
+        ["grouped", "depthwise", "depthwise_large", "layernorm"]
+    assert [hidden_key(nodes[k]) for k in ("g", "d", "d7")] == [grouped_key, "Conv:depthwise", "Conv:depthwise_large"]
 
 
 @pytest.mark.parametrize("a,b,key", [
