@@ -53,6 +53,7 @@ class ClassParams:
     eff_compute: float
     eff_memory: float
     row_s: float = 0.0  # per row of a block-per-row kernel (OpWork.rows), per SM: rows / SMs x row_s
+    eff_l2: float = 1.0  # achieved fraction of the ERT L2 bandwidth (fp32 recurrent steps: cuBLAS GEMV kernels)
 
 
 @dataclass(frozen=True)
@@ -152,8 +153,9 @@ class FittedCalibration:
         k_eff = k / (k + self.gemm_k_half) if k else 1.0
         pad = tile_padding(cost.work.gemm)
         comp = ideal["compute"] * pad / (prm.eff_compute * wave * k_eff) if ideal["compute"] else 0.0
-        # HBM at the class's achieved fraction; L1 and L2 at the ERT-measured cache bandwidths
-        mem = {lv.value: ideal[lv.value] / (prm.eff_memory if lv is MemLevel.HBM else 1.0) for lv in MemLevel}
+        # HBM and L2 at the class's achieved fractions (eff_l2 is 1 but for GEMV-stepped RNNs); L1 at the ERT one
+        eff = {MemLevel.HBM: prm.eff_memory, MemLevel.L2: prm.eff_l2}
+        mem = {lv.value: ideal[lv.value] / eff.get(lv, 1.0) for lv in MemLevel}
         fixed = kernels * prm.t0_s + cost.work.rows / profile.sm_count * prm.row_s
         times = {"compute": comp, **mem, "latency": fixed}
         body = max([comp] + list(mem.values()))
@@ -246,7 +248,7 @@ def _hidden_bytes(cost: OpCost, bytes_of: str) -> float:
 
 
 _CLASS_KEYS = ("t0_s", "eff_compute", "eff_memory")
-_OPTIONAL_CLASS_KEYS = ("row_s",)
+_OPTIONAL_CLASS_KEYS = ("row_s", "eff_l2")
 _HIDDEN_KEYS = ("kind", "count", "bytes_of")
 _OPTIONAL_HIDDEN_KEYS = ("per_group",)
 _BYTES_OF = ("input", "output", "io", "none")
@@ -296,6 +298,8 @@ def parse_calibration(doc: Any, where: str) -> dict:
                 _num(where, f"classes.{c}.{p}.{k}", v[k], 1e-6, 1e3)
             if "row_s" in v:
                 _num(where, f"classes.{c}.{p}.row_s", v["row_s"], 0.0, 1e-3)
+            if "eff_l2" in v:
+                _num(where, f"classes.{c}.{p}.eff_l2", v["eff_l2"], 1e-3, 1.0)
             for k in v:
                 if k not in _CLASS_KEYS + _OPTIONAL_CLASS_KEYS:
                     raise PredictorError(f"calibration {where}: field 'classes.{c}.{p}.{k}' is not a parameter "

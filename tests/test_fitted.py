@@ -112,6 +112,20 @@ def test_eager_recurrent_kernels_at_library_rate():
     assert pred.eager_time_s == pytest.approx(2 * (1e-4 + 12 * 1e-5) + pred.ops[-1].time_s, rel=1e-9)
 
 
+def test_class_l2_efficiency_divides_the_l2_time():
+    """eff_l2 0.25 makes a class's L2 time 4x the ERT-bandwidth time; HBM and L1 keep theirs."""
+    from onnx import helper
+
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    args = (nodes, [("x", "float32", [1 << 20])], [("y", "float32", None)])
+    base = _doc()
+    slow = _doc()
+    slow["classes"]["elementwise"] = {"*": {"t0_s": 1e-6, "eff_compute": 1.0, "eff_memory": 1.0, "eff_l2": 0.25}}
+    a, b = _predict(base, *args).ops[0].level_time_s, _predict(slow, *args).ops[0].level_time_s
+    assert b["L2"] == pytest.approx(4 * a["L2"], rel=1e-12)
+    assert (b["L1"], b["HBM"]) == (a["L1"], a["HBM"])
+
+
 def test_per_group_hidden_kernels_cost_t0_per_group():
     """A per-group entry adds count x groups kernels at its class's t0 and moves no bytes: 0.5 x 8 groups = 4
     kernels of the grouped class's 2 us, plus 4 graph gaps."""
@@ -137,6 +151,8 @@ def test_per_group_hidden_kernels_cost_t0_per_group():
     ({"hidden_kernels": {"Conv": {"fp32": [{"kind": "layout", "count": 1, "bytes_of": "io", "per": 2}]}}},
      "hidden_kernels.Conv.fp32[0]"),
     ({"rnn_overlap": 1.5}, "rnn_overlap"),
+    ({"classes": {"default": {"*": {"t0_s": 1e-6, "eff_compute": 1.0, "eff_memory": 1.0, "eff_l2": 1.5}}}},
+     "classes.default.*.eff_l2"),
     ({"row_s": -1.0}, "classes.layernorm.fp32.row_s"),
 ])
 def test_bad_new_fields_named(extra, field):

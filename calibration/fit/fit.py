@@ -27,8 +27,8 @@ import numpy as np
 from predictor.fitted import gemm_wave, tile_padding
 from predictor.graph.cost import cost_graph
 from predictor.graph.fused import runtime_op
-from predictor.graph.opclass import KERNEL_CLASSES, hidden_entry, hidden_key, kernel_class
-from predictor.graph.traffic import HierarchicalTraffic
+from predictor.graph.opclass import KERNEL_CLASSES, hidden_entry, hidden_key, kernel_class, op_class
+from predictor.graph.traffic import HierarchicalTraffic, params_for
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
 from predictor.roofline import level_times_s
@@ -62,7 +62,8 @@ class NodeRows:
     compute_s: np.ndarray  # ideal compute time at 100% of the ceiling / wave efficiency
     gemm_k: np.ndarray  # reduction length of the node's GEMM (0 when it runs none)
     memory_s: np.ndarray  # ideal HBM time at 100% of bandwidth (scaled by the class's eff_memory)
-    cache_s: np.ndarray  # ideal L1/L2 time (slowest of the two) at the measured cache bandwidths
+    cache_s: np.ndarray  # ideal L1/L2 time (slowest of the two) at the measured cache bandwidths, the L2 time
+    # divided by the group's eff_l2 (held fixed: rnn_gemv_l2_efficiency)
     hidden: np.ndarray  # hidden kernels
     hidden_s: np.ndarray  # ideal HBM time of the hidden kernels' bytes
     layout_group: np.ndarray
@@ -157,7 +158,8 @@ def learn_autocast_hidden(path: Path = AMP_KERNELS) -> dict[str, dict[str, float
                                                if len(xs) >= 3}} if extra else {}
 
 
-def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: dict):
+def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: dict,
+               eff_l2: dict[tuple[str, str], float] | None = None):
     """Scope samples of the cases: (NodeRows, measured seconds per sample, weight per sample)."""
     cols = {k: [] for k in ("group", "kernels", "compute_s", "gemm_k", "memory_s", "cache_s", "hidden", "hidden_s",
                             "layout_group", "rows_per_sm", "overlaps", "sample", "case")}
@@ -193,7 +195,8 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
                 cols["compute_s"].append(ideal["compute"] * tile_padding(c.work.gemm) / wave)
                 cols["gemm_k"].append(float(c.work.gemm[3]) if c.work.gemm else 0.0)
                 cols["memory_s"].append(ideal[MemLevel.HBM.value])
-                cols["cache_s"].append(max(ideal[MemLevel.L1.value], ideal[MemLevel.L2.value]))
+                l2 = (eff_l2 or {}).get((kernel_class(nodes[c.name], op), case.precision), 1.0)
+                cols["cache_s"].append(max(ideal[MemLevel.L1.value], ideal[MemLevel.L2.value] / l2))
                 cols["hidden"].append(h)
                 cols["hidden_s"].append(hb / profile.bandwidth(MemLevel.HBM))
                 cols["layout_group"].append(groups[("layout", case.precision)])
@@ -204,6 +207,35 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
     ints = ("group", "layout_group", "sample", "case")
     arrays = NodeRows(**{k: np.asarray(v, dtype=int if k in ints else float) for k, v in cols.items()})
     return arrays, np.asarray(measured), np.asarray(weights), np.asarray(case_ref)
+
+
+GEMV_KERNEL = "gemv"  # cuBLAS's matrix-vector kernels (gemv2T_kernel_val, internal::gemvx::kernel)
+
+
+def rnn_gemv_l2_efficiency(cases: list[Case], kernels: dict, profile) -> dict[tuple[str, str], float]:
+    """{("rnn_gemv", precision): eff_l2} from the recurrent training networks' batch-1 profiles: at fp32 and tf32 cuBLAS
+    runs each recurrent step as a GEMV kernel that streams the recurrent weights R from L2; eff_l2 is the L2 time of
+    R's requests (as the traffic model counts them) at the ERT L2 bandwidth over the median GEMV kernel's time (the
+    H200's LSTM of width 512: 4.19 MB in 3.08 us, 1.36 TB/s). Precisions whose step kernel is a GEMM (16-bit: latency-bound nvjet kernels) get none."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for case in cases:
+        if case.batch != 1 or case.family != "rnn":
+            continue
+        rows = kernels.get(case.key) or []
+        gemv = sorted(r.duration_s for r in rows if GEMV_KERNEL in r.name)
+        graph = graph_for(case.network, case.batch)
+        r_bytes = [n.inputs[2].numel * 4 / n.inputs[2].shape[0] for n in (graph.nodes if graph else [])
+                   if op_class(n.op_type) == "rnn" and len(n.inputs) > 2 and n.inputs[2] is not None
+                   and n.inputs[2].shape] if case.precision in ("fp32", "tf32") else []
+        if len(gemv) < 8 or not r_bytes:
+            continue
+        median_s = gemv[len(gemv) // 2]
+        # the traffic model counts L2 requests (distinct bytes x (1 + l2_far_fraction): two partitions)
+        requests = float(np.median(r_bytes)) * (1.0 + params_for(profile.arch).l2_far_fraction)
+        out.setdefault(("rnn_gemv", case.precision), []).append(
+            min(1.0, requests / profile.bandwidth(MemLevel.L2) / median_s))
+
+    return {k: float(np.median(v)) for k, v in out.items()}
 
 
 def _hidden_bytes(cost) -> float:
@@ -262,7 +294,10 @@ def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
     keys = [(c, p) for c in FIT_CLASSES for p in PRECISIONS if p not in SHARED]
     groups = {k: i for i, k in enumerate(keys)}
     groups.update({(c, p): groups[(c, q)] for c in FIT_CLASSES for p, q in SHARED.items()})
-    rows, measured, weights, case_ref = build_rows(cases, kernels, profile, hidden, groups)
+    eff_l2 = rnn_gemv_l2_efficiency(cases, kernels, profile)
+    for (cls, prec), e in sorted(eff_l2.items()):
+        log(f"{cls} {prec}: recurrent GEMV kernels stream R from L2 at {e:.3f} of the ERT L2 bandwidth")
+    rows, measured, weights, case_ref = build_rows(cases, kernels, profile, hidden, groups, eff_l2)
     n = len(measured)
     n_cases = len(case_ref)
     counts = np.bincount(rows.group, minlength=len(keys)) + \
@@ -308,6 +343,9 @@ def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
     for (cls, prec), gi in groups.items():
         if counts[gi] and np.any((rows.rows_per_sm > 0) & (rows.group == gi)):
             classes[cls][prec]["row_s"] = float(row_s[gi])
+    for (cls, prec), e in eff_l2.items():
+        if cls in classes and prec in classes[cls]:
+            classes[cls][prec]["eff_l2"] = e
     # class-wide fallback for precisions without data: the geometric mean of the fitted ones
     for cls, by_p in classes.items():
         fitted = [v for v in by_p.values()]
@@ -345,7 +383,7 @@ def _hidden_list(entry) -> list[dict]:
 def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, float]) -> dict:
     classes = {}
     for cls, by_p in result["classes"].items():
-        classes[cls] = {p: {k: v[k] for k in ("t0_s", "eff_compute", "eff_memory", "row_s") if k in v}
+        classes[cls] = {p: {k: v[k] for k in ("t0_s", "eff_compute", "eff_memory", "row_s", "eff_l2") if k in v}
                         for p, v in by_p.items()}
     hidden = {op: {p: _hidden_list(n) for p, n in by_p.items()} for op, by_p in result["hidden"].items()}
     nets = sorted({c.network for c in cases})

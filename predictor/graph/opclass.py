@@ -20,7 +20,8 @@ _CLASSES: dict[str, tuple[str, ...]] = {
 _BY_OP = {op: cls for cls, ops in _CLASSES.items() for op in ops}
 CLASSES = tuple(_CLASSES) + ("elementwise",)
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
-KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "grouped", "layernorm", "gemm_unaligned", "optimizer")
+KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "grouped", "layernorm", "gemm_unaligned", "rnn_gemv",
+                            "optimizer")
 # Node.attrs key of a training step's multi-tensor optimizer kernel (predictor/train/optimizer.py): the tensors its
 # launches walk; such a kernel is class ``optimizer`` (fitted on training steps: calibration/fit/optimizer_fit.py)
 MULTI_TENSOR_ATTR = "multi_tensor_count"
@@ -50,6 +51,8 @@ def hidden_key(node, op: str | None = None) -> str:
       edge from LARGE_DEPTHWISE: other cuDNN kernels), ``Conv:grouped`` (batch below
       GROUPED_BATCH) or ``Conv:grouped_batched`` (at fp32 cuDNN launches a kernel per group there) and
       ``Conv:spatial`` (kxk: input, weight and output transforms at 16-bit);
+    * LSTM/GRU/RNN at batch 1: ``LSTM:gemv`` etc. (class ``rnn_gemv``: each recurrent step is a matrix-vector
+      product, which cuBLAS runs as a GEMV kernel streaming the recurrent weights from L2 at fp32/tf32);
     * MatMul of two activations whose K or N is not a multiple of 8 (Swin's 49-token windows): ``MatMul:unaligned``
       (cuBLAS falls back to ``align1`` CUTLASS kernels on tensor cores: 1.6-3.5x the aligned time on the H200);
     * BatchNormalization with fp32 parameters on a 16-bit input (autocast): ``BatchNormalization:fp32_params``
@@ -73,6 +76,8 @@ def hidden_key(node, op: str | None = None) -> str:
             strides = tuple(node.attrs.get("strides", ()) or ())
             return "Conv:pointwise" if all(s == 1 for s in strides) else "Conv:pointwise_strided"
         return "Conv:spatial"
+    if op in ("LSTM", "GRU", "RNN") and _rnn_batch(node) == 1:
+        return f"{op}:gemv"
     if op == "MatMul" and _unaligned_matmul(node):
         return "MatMul:unaligned"
     if op == "BatchNormalization" and len(node.inputs) > 1 and node.inputs[0] is not None \
@@ -110,9 +115,18 @@ def kernel_class(node, op: str | None = None) -> str:
 _KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:depthwise_large": "depthwise_large",
               "Conv:grouped": "grouped",
               "Conv:grouped_batched": "grouped",
-              "LayerNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned"}
+              "LayerNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned",
+              "LSTM:gemv": "rnn_gemv", "GRU:gemv": "rnn_gemv", "RNN:gemv": "rnn_gemv"}
 
 ALIGN_ELEMENTS = 8  # 16 bytes of 16-bit elements: what cuBLAS's vectorised tensor-core kernels need
+
+
+def _rnn_batch(node) -> int | None:
+    """The batch of a recurrent layer's input X: [S, B, I] (``layout`` 0) or [B, S, I] (``layout`` 1)."""
+    x = node.inputs[0] if node.inputs else None
+    if x is None or x.shape is None or len(x.shape) != 3:
+        return None
+    return x.shape[0] if int(node.attrs.get("layout", 0) or 0) == 1 else x.shape[1]
 
 
 def _unaligned_matmul(node) -> bool:

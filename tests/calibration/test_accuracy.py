@@ -19,14 +19,14 @@ def summary():
 
 def test_training_networks(summary):
     assert summary["train"]["all"]["n"] >= 70
-    assert summary["train"]["all"]["mape"] <= 0.08
+    assert summary["train"]["all"]["mape"] <= 0.075
 
 
 def test_held_out_networks(summary):
     assert summary["heldout"]["all"]["n"] >= 60
     assert summary["heldout"]["all"]["median"] <= 0.08
-    assert summary["heldout"]["all"]["mape"] <= 0.095
-    assert summary["heldout"]["all"]["worst"] <= 0.27
+    assert summary["heldout"]["all"]["mape"] <= 0.09
+    assert summary["heldout"]["all"]["worst"] <= 0.25
 
 
 def test_large_batch_fp32(summary):
