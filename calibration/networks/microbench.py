@@ -35,7 +35,7 @@ ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error")
 GRAPH_BELOW_S = 100e-6      # ops faster than this are timed as CUDA-graph replays of K calls
-GRAPH_FAMILIES = ("rnn_steps",)  # timed in a CUDA graph at any duration (host-bound library calls)
+GRAPH_FAMILIES = ("rnn_steps", "elementwise_mixed")  # timed in a CUDA graph at any duration (host-bound library calls)
 TARGET_CASE_S = 0.05        # GPU time spent timing one case (after warm-up)
 
 
@@ -481,6 +481,45 @@ def _rnn_steps_cases(p: str) -> Iterator[OpCase]:
     return _rnn_config_cases(p, "rnn_steps", RNN_STEPS)
 
 
+# elements of the autocast elementwise cases: ViT-B/16's residual stream at batch 32 is 4.8 M
+MIXED_SIZES = tuple(1 << k for k in range(16, 27, 2))
+
+
+def _elementwise_mixed_cases(p: str) -> Iterator[OpCase]:
+    """What autocast's elementwise kernels do at the low precision ``p`` (fp16, bf16; none at fp32/tf32): an add of
+    an fp32 and a low-precision tensor into fp32 (PyTorch's dynamic-casting TensorIterator path), the same add with
+    both in fp32 (the control), and casts fp32 -> low of a contiguous and of a transposed (non-contiguous) tensor."""
+    if p not in ("fp16", "bf16"):
+        return
+    low = ELT_BYTES[p]
+    for n in MIXED_SIZES:
+        rows = 1 << (n.bit_length() // 2)
+
+        def mixed(n=n):
+            x, y = _rand((n,), "fp32"), _rand((n,), p)
+            return lambda: x + y
+
+        def same(n=n):
+            x, y = _rand((n,), "fp32"), _rand((n,), "fp32")
+            return lambda: x + y
+
+        def cast(n=n):
+            x = _rand((n,), "fp32")
+            return lambda: x.to(_dtype(p))
+
+        def cast_t(n=n, rows=rows):
+            import torch
+
+            x = _rand((rows, n // rows), "fp32")
+            return lambda: x.t().to(_dtype(p), memory_format=torch.contiguous_format)
+
+        yield OpCase("add_mixed", "elementwise_mixed", p, {"n": n}, float(n), float(n * (4 + low + 4)), mixed)
+        yield OpCase("add_fp32", "elementwise_mixed", p, {"n": n}, float(n), float(n * 12), same)
+        yield OpCase("cast", "elementwise_mixed", p, {"n": n}, 0.0, float(n * (4 + low)), cast)
+        yield OpCase("cast_transposed", "elementwise_mixed", p, {"n": n, "rows": rows}, 0.0, float(n * (4 + low)),
+                     cast_t)
+
+
 FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "gemm": _gemm_cases, "bmm": _bmm_cases, "conv_resnet50": _conv_resnet50_cases,
     "conv_depthwise": _conv_depthwise_cases, "conv_grouped": _conv_grouped_cases,
@@ -489,6 +528,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "sdpa": _sdpa_cases, "rnn": _rnn_cases, "gemm_8bit": _gemm_8bit_cases, "conv_sweep": _conv_sweep_cases,
     "conv_grouped_width": _conv_grouped_width_cases, "layer_norm_rows": _layer_norm_rows_cases,
     "bmm_unaligned": _bmm_unaligned_cases, "softmax_rows": _softmax_rows_cases, "rnn_steps": _rnn_steps_cases,
+    "elementwise_mixed": _elementwise_mixed_cases,
 }
 
 

@@ -98,3 +98,16 @@ def test_families_for_the_next_run():
     assert c.flops == 2.0 * 6144 * 49 * 49 * 32
     ln = next(c for c in by["layer_norm_rows"] if c.params == {"tokens": 100352, "D": 96} and c.precision == "fp16")
     assert ln.bytes == 2 * (2 * 100352 * 96 + 2 * 96)
+
+
+def test_elementwise_mixed_family_bytes():
+    """Autocast's elementwise cases exist at 16-bit only; the mixed add moves fp32 + 16-bit in and fp32 out."""
+    from calibration.networks.microbench import FAMILIES, MIXED_SIZES
+
+    assert list(FAMILIES["elementwise_mixed"]("fp32")) == []
+    cases = list(FAMILIES["elementwise_mixed"]("bf16"))
+    assert len(cases) == 4 * len(MIXED_SIZES)
+    by = {(c.op, c.params["n"]): c for c in cases}
+    n = MIXED_SIZES[0]
+    assert by[("add_mixed", n)].bytes == n * 10 and by[("add_fp32", n)].bytes == n * 12
+    assert by[("cast", n)].bytes == by[("cast_transposed", n)].bytes == n * 6
