@@ -44,8 +44,9 @@ SHARED: dict[str, str] = {}
 
 def _gp(precision: str) -> str:
     return SHARED.get(precision, precision)
-# every kernel class but ``optimizer`` (no inference network has one: calibration/fit/optimizer_fit.py fits it)
-FIT_CLASSES = tuple(c for c in KERNEL_CLASSES if c != "optimizer") + ("layout",)
+# every kernel class but those only training steps have (calibration/fit/optimizer_fit.py, train_fit.py fit them)
+TRAINING_CLASSES = ("optimizer", "depthwise_grad")
+FIT_CLASSES = tuple(c for c in KERNEL_CLASSES if c not in TRAINING_CLASSES) + ("layout",)
 TENSOR_PRECISIONS = ("tf32", "fp16", "bf16")
 MIN_TENSOR_EFFICIENCY = 0.6
 CASE_WEIGHT = 2.0  # weight of each training case's whole-network log error against its scope samples
@@ -438,6 +439,11 @@ def main(argv: list[str] | None = None) -> int:
     from .optimizer_fit import fit_optimizer
 
     doc["classes"]["optimizer"], doc["multi_tensor_per_tensor_s"] = fit_optimizer(doc)
+    from .train_fit import fit_depthwise_grad
+
+    grad = fit_depthwise_grad(doc)
+    if grad:
+        doc["classes"]["depthwise_grad"] = grad
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {a.out}: hidden kernels {json.dumps(result['hidden'])}")

@@ -21,7 +21,10 @@ _BY_OP = {op: cls for cls, ops in _CLASSES.items() for op in ops}
 CLASSES = tuple(_CLASSES) + ("elementwise",)
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
 KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "grouped", "layernorm", "gemm_unaligned", "rnn_gemv",
-                            "optimizer")
+                            "depthwise_grad", "optimizer")
+# op type of a training step's depthwise-convolution backward kernels (PyTorch's own dgrad and wgrad kernels), class
+# ``depthwise_grad`` (fitted on training steps: calibration/fit/train_fit.py)
+DEPTHWISE_GRAD_OP = "DepthwiseConvGrad"
 # Node.attrs key of a training step's multi-tensor optimizer kernel (predictor/train/optimizer.py): the tensors its
 # launches walk; such a kernel is class ``optimizer`` (fitted on training steps: calibration/fit/optimizer_fit.py)
 MULTI_TENSOR_ATTR = "multi_tensor_count"
@@ -116,7 +119,8 @@ _KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:dep
               "Conv:grouped": "grouped",
               "Conv:grouped_batched": "grouped",
               "LayerNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned",
-              "LSTM:gemv": "rnn_gemv", "GRU:gemv": "rnn_gemv", "RNN:gemv": "rnn_gemv"}
+              "LSTM:gemv": "rnn_gemv", "GRU:gemv": "rnn_gemv", "RNN:gemv": "rnn_gemv",
+              DEPTHWISE_GRAD_OP: "depthwise_grad"}
 
 ALIGN_ELEMENTS = 8  # 16 bytes of 16-bit elements: what cuBLAS's vectorised tensor-core kernels need
 

@@ -11,12 +11,14 @@ For Y = conv(X, W) with W [Cout, Cin/g, k...], both backward convolutions do the
 
 dgrad is skipped when X needs no gradient (the first convolution on the image), wgrad when W needs none.
 ConvolutionBackward saves X and W. Depthwise (groups == Cin > 1): dgrad and wgrad are CUDA-core kernels
-(VECTOR work). ConvTranspose: its dgrad is a forward convolution of dY with W, wgrad as above with X and dY
+(VECTOR work) of op type DEPTHWISE_GRAD_OP, class ``depthwise_grad`` (PyTorch's own kernels, slower per FLOP than
+the forward's cuDNN ones at large batch). ConvTranspose: its dgrad is a forward convolution of dY with W, wgrad as above with X and dY
 swapped. NB: cuDNN algorithms that launch helper kernels (split-K reductions, FFT transforms) are counted
 as one kernel each.
 """
 from __future__ import annotations
 
+from ...graph.opclass import DEPTHWISE_GRAD_OP
 from ...graph.ops._common import prod
 from ...graph.ops.conv import _is_depthwise
 from ..registry import backward
@@ -50,13 +52,13 @@ def conv(ctx):
     depthwise = _is_depthwise(xs, ws, groups)
     if ctx.needs_grad(0):
         if depthwise:
-            out.append(ctx.kernel("dgrad", (gy, w), (ctx.grad_in(0),), vector=flops))
+            out.append(ctx.kernel("dgrad", (gy, w), (ctx.grad_in(0),), op_type=DEPTHWISE_GRAD_OP, vector=flops))
         else:
             out.append(ctx.kernel("dgrad", (gy, w), (ctx.grad_in(0),), matmul=flops,
                                   gemm=dgrad_gemm(xs, ws, _strides(ctx, len(xs) - 2), groups), operands=(gy, w)))
     if ctx.needs_grad(1):
         if depthwise:
-            out.append(ctx.kernel("wgrad", (gy, x), (ctx.grad_in(1),), vector=flops))
+            out.append(ctx.kernel("wgrad", (gy, x), (ctx.grad_in(1),), op_type=DEPTHWISE_GRAD_OP, vector=flops))
         else:
             out.append(ctx.kernel("wgrad", (gy, x), (ctx.grad_in(1),), matmul=flops,
                                   gemm=wgrad_gemm(ws, ys, groups), operands=(gy, x)))

@@ -1,6 +1,7 @@
 """Conv backward: dgrad / wgrad FLOPs, implicit-GEMM shapes, bytes; no dgrad on the image; depthwise, bias."""
 from onnx import helper
 
+from predictor.graph.opclass import DEPTHWISE_GRAD_OP, kernel_class
 from predictor.types import WorkKind
 from tests.train.util import graph_of, kernels_of, plan, rng_w
 
@@ -50,3 +51,7 @@ def test_depthwise_and_bias():
     assert k["dgrad"].work.flops == {VEC: 5184} and k["dgrad"].work.gemm is None
     assert k["wgrad"].work.flops == {VEC: 5184}
     assert k["bgrad"].op_type == "ReduceSum" and k["bgrad"].work.bytes_written == 8 * 4
+    # PyTorch's own depthwise backward kernels: class depthwise_grad, fitted on training steps
+    assert k["dgrad"].op_type == k["wgrad"].op_type == DEPTHWISE_GRAD_OP
+    assert kernel_class(k["wgrad"].node()) == "depthwise_grad"
+    assert kernel_class(kernels_of(plan(two_convs()), "conv2")["wgrad"].node()) == "conv"
