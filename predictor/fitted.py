@@ -159,7 +159,8 @@ class FittedCalibration:
         # HBM and L2 at the class's achieved fractions (eff_l2 is 1 but for GEMV-stepped RNNs); L1 at the ERT one
         eff = {MemLevel.HBM: prm.eff_memory, MemLevel.L2: prm.eff_l2}
         mem = {lv.value: ideal[lv.value] / eff.get(lv, 1.0) for lv in MemLevel}
-        fixed = kernels * prm.t0_s + cost.work.rows / profile.sm_count * prm.row_s
+        fixed = kernels * prm.t0_s + cost.work.rows / profile.sm_count * prm.row_s + channel_walk_units(
+            cost.work.channel_walk, profile.sm_count) * prm.row_s
         times = {"compute": comp, **mem, "latency": fixed}
         body = max([comp] + list(mem.values()))
         return fixed + body, times
@@ -222,6 +223,15 @@ class FittedCalibration:
             host += (kernels - library) * per_kernel + library * per_library
             gpu = max(gpu, host) + p.time_s
         return max(gpu, host)
+
+
+def channel_walk_units(walk: tuple[int, int] | None, sm_count: int) -> float:
+    """Bytes one SM walks in a per-channel kernel (OpWork.channel_walk): ceil(channels / SMs) x bytes per channel.
+    Ignores: several blocks per SM."""
+    if not walk:
+        return 0.0
+    channels, elements = walk
+    return math.ceil(channels / sm_count) * elements
 
 
 def hidden_bytes_share(count: float) -> float:

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from predictor.fitted import bundled_calibration, gemm_wave, parse_calibration, wave_efficiency
+from predictor.fitted import bundled_calibration, channel_walk_units, gemm_wave, parse_calibration, wave_efficiency
 from predictor.machine.profile import load_profile
 from predictor.types import PredictorError
 
@@ -110,6 +110,32 @@ def test_eager_recurrent_kernels_at_library_rate():
     pred = _predict(doc, *_two_layer_lstm())
     # host-bound: per layer 1e-4 + 12 x 1e-5; the first layer's GPU time hides under the second's issue
     assert pred.eager_time_s == pytest.approx(2 * (1e-4 + 12 * 1e-5) + pred.ops[-1].time_s, rel=1e-9)
+
+
+@pytest.mark.parametrize("walk,units", [(None, 0.0), ((16, 1000), 1000.0), ((132, 1000), 1000.0),
+                                         ((133, 1000), 2000.0), ((960, 6272), 8 * 6272.0)])
+def test_channel_walk_units(walk, units):
+    """ceil(channels / SMs) waves of one channel's bytes: 16 channels take as long as 132 on 132 SMs."""
+    assert channel_walk_units(walk, 132) == units
+
+
+def test_training_batch_norm_walks_its_channels():
+    """A training-mode BatchNormalization has channel_walk (C, bytes per channel) and class norm_train."""
+    from onnx import helper
+
+    from predictor.graph.loader import load_model_proto
+    from predictor.graph.cost import cost_graph
+    from predictor.graph.opclass import kernel_class
+    from predictor.precision import policy
+    from tests.helpers import make_model
+
+    ins = [("x", "float32", [4, 16, 8, 8])] + [(k, "float32", [16]) for k in ("s", "b", "m", "v")]
+    for mode, walk, cls in ((1, (16, 4 * 64 * 4), "norm_train"), (0, None, "norm")):
+        g = load_model_proto(make_model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"],
+                                                          training_mode=mode, name="bn")], ins, [("y", "float32", None)]))
+        (node,) = g.nodes
+        assert cost_graph(g.nodes, policy("fp32"), 15).costs[0].work.channel_walk == walk
+        assert kernel_class(node) == cls
 
 
 def test_class_l2_efficiency_divides_the_l2_time():

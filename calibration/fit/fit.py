@@ -45,7 +45,7 @@ SHARED: dict[str, str] = {}
 def _gp(precision: str) -> str:
     return SHARED.get(precision, precision)
 # every kernel class but those only training steps have (calibration/fit/optimizer_fit.py, train_fit.py fit them)
-TRAINING_CLASSES = ("optimizer", "depthwise_grad")
+TRAINING_CLASSES = ("optimizer", "depthwise_grad", "norm_train")
 FIT_CLASSES = tuple(c for c in KERNEL_CLASSES if c not in TRAINING_CLASSES) + ("layout",)
 TENSOR_PRECISIONS = ("tf32", "fp16", "bf16")
 MIN_TENSOR_EFFICIENCY = 0.6
@@ -439,7 +439,11 @@ def main(argv: list[str] | None = None) -> int:
     from .optimizer_fit import fit_optimizer
 
     doc["classes"]["optimizer"], doc["multi_tensor_per_tensor_s"] = fit_optimizer(doc)
-    from .train_fit import fit_depthwise_grad
+    from .train_fit import fit_depthwise_grad, fit_norm_train
+
+    norm = fit_norm_train(doc)
+    if norm:
+        doc["classes"]["norm_train"] = norm
 
     grad = fit_depthwise_grad(doc)
     if grad:

@@ -1,4 +1,6 @@
-"""Fit class ``depthwise_grad`` (PyTorch's depthwise-convolution dgrad and wgrad kernels) on training steps.
+"""Fit the classes only training steps run: ``depthwise_grad`` (PyTorch's depthwise-convolution dgrad and wgrad
+kernels) on training steps' backward phases, and ``norm_train`` (batch norm with batch statistics) on the kernel
+tables of training-mode forwards (:func:`fit_norm_train`).
 
 No inference network runs them, and the forward's ``depthwise`` class (cuDNN's kernels) prices them far too
 cheaply at large batch: MobileNetV3's backward at fp32 batch 32 measured 10.3 ms against 7.1 ms predicted with it.
@@ -14,7 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from predictor.fitted import FittedCalibration
+import json
+from pathlib import Path
+
+from predictor.fitted import FittedCalibration, channel_walk_units
 from predictor.graph.opclass import DEPTHWISE_GRAD_OP
 from predictor.machine.profile import load_profile
 
@@ -79,3 +84,85 @@ def fit_depthwise_grad(doc: dict, log=print) -> dict:
         f"eff_compute {ec:.3g}, eff_memory {em:.3g}; errors " + ", ".join(f"{e:+.1%}" for e in err))
     entry = {"t0_s": t0, "eff_compute": ec, "eff_memory": em}
     return {"fp32": dict(entry), "tf32": dict(entry), "*": dict(entry)}
+
+
+FORWARD_KERNELS = Path(__file__).resolve().parents[1] / "data" / "h200" / "training" / "forward_kernels" / \
+    "forward_kernels.json"
+NORM_TRAIN = "norm_train"
+MIN_SCOPES = 8
+
+
+def norm_train_samples(doc: dict, path: Path = FORWARD_KERNELS) -> dict[str, list[dict]]:
+    """{precision: [per batch-norm module scope of a training-split network's training-mode forward (the kernel tables
+    of calibration/training/forward_kernels.py): measured batch_norm kernel time s, kernels, bytes one SM walks
+    (OpWork.channel_walk), ideal compute / HBM / cache s, hidden kernels' s]}."""
+    from calibration.training_accuracy import training_graph
+    from predictor.train import predict_training_file
+
+    from .dataset import graph_for, normalise_scope
+    from .fit import _zoo_split
+
+    if not path.is_file():
+        return {}
+    profile = load_profile("h200")
+    cal = FittedCalibration({**doc, "classes": {**doc["classes"], NORM_TRAIN: {"*": PROBE}}}, "<probe>")
+    out: dict[str, list[dict]] = {}
+    for case in json.loads(path.read_text()).get("cases", []):
+        net = case.get("network", "")
+        if case.get("mode") != "train" or case.get("error") or _zoo_split(net) != "train":
+            continue
+        model, graph = training_graph(net), graph_for(net, int(case["batch"]))
+        if model is None or graph is None:
+            continue
+        scopes: dict[str, list[dict]] = {}
+        for r in case.get("rows", []):
+            if r.get("leaf_op") != "Activity Buffer Request" and r["aten_op"] == "aten::batch_norm":
+                scopes.setdefault(normalise_scope(r["module_path"]), []).append(r)
+        pred = predict_training_file(str(model), profile, case["precision"], int(case["batch"]), calibration=cal,
+                                     loss="mse", max_batch=False)
+        nodes = {n.name: n for n in graph.nodes}
+        for o, ph in zip(pred.ops, pred.op_phases):
+            node = nodes.get(o.cost.name)
+            if ph != "forward" or node is None or o.cost.work.channel_walk is None or not o.cost.kernels:
+                continue
+            rows = scopes.get(normalise_scope(node.scope))
+            if not rows:
+                continue
+            out.setdefault(case["precision"], []).append({
+                "measured_s": sum(r["duration_us"] for r in rows) * 1e-6, "kernels": float(o.cost.kernels),
+                "walk": channel_walk_units(o.cost.work.channel_walk, profile.sm_count),
+                "compute_s": o.level_time_s["compute"], "hbm_s": o.level_time_s["HBM"],
+                "cache_s": max(o.level_time_s["L1"], o.level_time_s["L2"]), "hidden_s": o.extra_time_s})
+    return out
+
+
+def fit_norm_train(doc: dict, log=print) -> dict:
+    """The ``norm_train`` class entry by precision (and ``*``), or {} without enough scopes: (t0, row_s per walked
+    byte, eff_memory) by least squares on the log of each scope's batch_norm kernel time
+    (kernels x t0 + walk x row_s + max(compute, HBM / eff_memory, cache) + hidden kernels)."""
+    from scipy.optimize import least_squares
+
+    params = {}
+    for prec, samples in sorted(norm_train_samples(doc).items()):
+        if len(samples) < MIN_SCOPES:
+            continue
+        x = {k: np.array([s[k] for s in samples]) for k in samples[0]}
+
+        def model(theta):
+            t0, row, em = np.exp(theta)
+            return x["kernels"] * t0 + x["walk"] * row \
+                + np.maximum(np.maximum(x["compute_s"], x["hbm_s"] / em), x["cache_s"]) + x["hidden_s"]
+
+        sol = least_squares(lambda th: np.log(model(th) / x["measured_s"]), np.log([2e-6, 1e-10, 0.5]),
+                            bounds=(np.log([2e-7, 1e-13, 0.02]), np.log([1e-4, 1e-7, 3.0])))
+        t0, row, em = (float(v) for v in np.exp(sol.x))
+        err = np.abs(model(sol.x) / x["measured_s"] - 1)
+        log(f"{NORM_TRAIN} {prec}: {len(samples)} batch-norm scopes of training-mode forwards, t0_s {t0:.3g}, "
+            f"row_s {row:.3g} per byte walked, eff_memory {em:.3g}; MAPE {np.mean(err):.1%}, "
+            f"median {np.median(err):.1%}")
+        params[prec] = {"t0_s": t0, "eff_compute": 0.7, "eff_memory": em, "row_s": row}
+    if params:
+        keys = ("t0_s", "eff_compute", "eff_memory", "row_s")
+        params["*"] = {k: float(np.exp(np.mean([np.log(v[k]) for v in params.values()]))) for k in keys}
+    return params
+

@@ -21,7 +21,7 @@ _BY_OP = {op: cls for cls, ops in _CLASSES.items() for op in ops}
 CLASSES = tuple(_CLASSES) + ("elementwise",)
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
 KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "grouped", "layernorm", "gemm_unaligned", "rnn_gemv",
-                            "depthwise_grad", "optimizer")
+                            "depthwise_grad", "norm_train", "optimizer")
 # op type of a training step's depthwise-convolution backward kernels (PyTorch's own dgrad and wgrad kernels), class
 # ``depthwise_grad`` (fitted on training steps: calibration/fit/train_fit.py)
 DEPTHWISE_GRAD_OP = "DepthwiseConvGrad"
@@ -58,6 +58,9 @@ def hidden_key(node, op: str | None = None) -> str:
       product, which cuBLAS runs as a GEMV kernel streaming the recurrent weights from L2 at fp32/tf32);
     * MatMul of two activations whose K or N is not a multiple of 8 (Swin's 49-token windows): ``MatMul:unaligned``
       (cuBLAS falls back to ``align1`` CUTLASS kernels on tensor cores: 1.6-3.5x the aligned time on the H200);
+    * BatchNormalization in training mode (batch statistics, a training step's forward): ``BatchNormalization:training``
+      (class ``norm_train``: cuDNN's bn_fw_tr kernels, a thread block per channel walking its N x spatial elements:
+      OpWork.channel_walk; fitted on training-mode forward kernel tables by calibration/fit/train_fit.py);
     * BatchNormalization with fp32 parameters on a 16-bit input (autocast): ``BatchNormalization:fp32_params``
       (cuDNN's inference kernel instead of PyTorch's native three-kernel path).
     ``op`` overrides the node's op type (a fused node's base op). A key with no fitted entry falls back to
@@ -83,6 +86,8 @@ def hidden_key(node, op: str | None = None) -> str:
         return f"{op}:gemv"
     if op == "MatMul" and _unaligned_matmul(node):
         return "MatMul:unaligned"
+    if op == "BatchNormalization" and int(node.attrs.get("training_mode", 0) or 0):
+        return "BatchNormalization:training"
     if op == "BatchNormalization" and len(node.inputs) > 1 and node.inputs[0] is not None \
             and node.inputs[1] is not None and node.inputs[0].dtype in _SIXTEEN and node.inputs[1].dtype == "float32":
         return "BatchNormalization:fp32_params"
@@ -120,7 +125,7 @@ _KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:dep
               "Conv:grouped_batched": "grouped",
               "LayerNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned",
               "LSTM:gemv": "rnn_gemv", "GRU:gemv": "rnn_gemv", "RNN:gemv": "rnn_gemv",
-              DEPTHWISE_GRAD_OP: "depthwise_grad"}
+              DEPTHWISE_GRAD_OP: "depthwise_grad", "BatchNormalization:training": "norm_train"}
 
 ALIGN_ELEMENTS = 8  # 16 bytes of 16-bit elements: what cuBLAS's vectorised tensor-core kernels need
 

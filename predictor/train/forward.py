@@ -5,8 +5,9 @@
   ``nn.BatchNorm`` runs it in train()).
 * Dropout nodes that a training export kept: one kernel writing the output and a one-byte mask (PyTorch's
   fused dropout); an eval-mode export has no Dropout nodes, so their cost is not seen (see README).
-Rewrites are registered by op type (``@train_forward``) and return the new forward OpWork and any extra
-kernels that run right after the node.
+Rewrites are registered by op type (``@train_forward``) and return the node as it runs in training (batch norm
+carries ``training_mode`` 1: its calibration class is ``norm_train``), its forward OpWork and any extra kernels that
+run right after it.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from ..precision import PrecisionPolicy
 from ..types import Node, OpWork, WorkKind, frozen_map
 from .kernel import Kernel, nbytes, numel, tiny
 
-Rewrite = Callable[[Node, OpWork, PrecisionPolicy, int], "tuple[OpWork, list[Kernel]]"]
+Rewrite = Callable[[Node, OpWork, PrecisionPolicy, int], "tuple[Node, OpWork, list[Kernel]]"]
 _REWRITES: dict[str, Rewrite] = {}
 
 
@@ -34,28 +35,30 @@ def train_forward(*op_types: str) -> Callable[[Rewrite], Rewrite]:
     return deco
 
 
-def training_forward(node: Node, work: OpWork, policy: PrecisionPolicy, opset: int) -> tuple[OpWork, list[Kernel]]:
-    """(forward work in training mode, extra kernels after it); unchanged when no rewrite applies."""
+def training_forward(node: Node, work: OpWork, policy: PrecisionPolicy,
+                     opset: int) -> tuple[Node, OpWork, list[Kernel]]:
+    """(the node in training mode, its forward work, extra kernels after it); unchanged when no rewrite applies."""
     fn = _REWRITES.get(node.op_type)
     if fn is None or work.kernels == 0 and (node.op_type != "Dropout" or ABSORBED in work.notes):
-        return work, []
+        return node, work, []
     return fn(node, work, policy, opset)
 
 
 @train_forward("BatchNormalization")
 def _batch_norm(node: Node, work: OpWork, policy: PrecisionPolicy, opset: int):
-    trained = node_work(replace(node, attrs=frozen_map({**node.attrs, "training_mode": 1})), policy, opset)
+    training = replace(node, attrs=frozen_map({**node.attrs, "training_mode": 1}))
+    trained = node_work(training, policy, opset)
     counter = tiny(f"{node.name}::num_batches_tracked", "counter", "forward", policy, nbytes_each=8.0,
                    source=node.name)
-    return replace(trained, notes=trained.notes + ("training mode: batch statistics",)), [counter]
+    return training, replace(trained, notes=trained.notes + ("training mode: batch statistics",)), [counter]
 
 
 @train_forward("Dropout")
 def _dropout(node: Node, work: OpWork, policy: PrecisionPolicy, opset: int):
     x = node.inputs[0]
     if x is None or x.shape is None:
-        return work, []
+        return node, work, []
     xb = nbytes(x, policy)
     w = OpWork(flops=frozen_map({WorkKind.VECTOR: 3.0 * numel(x)}), bytes_read=xb, bytes_written=xb + numel(x),
                kernels=1, input_bytes=frozen_map({x.name: xb}), notes=("training mode: fused dropout",))
-    return w, []
+    return node, w, []

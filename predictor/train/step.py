@@ -89,7 +89,7 @@ def plan_step(graph: Graph, forward_ops, pol: PrecisionPolicy, optimizer: str, i
             if op.cost.kernels:
                 missing[f"{op.cost.op_type} {NO_RULE}"] = missing.get(f"{op.cost.op_type} {NO_RULE}", 0) + 1
         p = node_pol.get(node.name, pol)
-        work, more = training_forward(node, op.cost.work, p, opset)
+        node, work, more = training_forward(node, op.cost.work, p, opset)
         seq.append((node, work, p))
         if more:
             extra[node.name] = tuple(more)

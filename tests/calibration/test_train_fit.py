@@ -19,3 +19,18 @@ def test_depthwise_grad_is_reproducible_from_the_training_steps():
         for k in ("t0_s", "eff_compute", "eff_memory"):
             assert v[k] == pytest.approx(getattr(cal.params("depthwise_grad", p), k), rel=1e-6)
     assert fitted["*"]["eff_compute"] < cal.params("depthwise", "fp32").eff_compute
+
+
+def test_norm_train_is_reproducible_from_the_forward_kernel_tables():
+    """norm_train from the batch-norm scopes of the training networks' training-mode forwards (mobilenet_v3_large and
+    resnet18 at fp32 and tf32, batch 32: 66 scopes each); held-out networks' tables are not read."""
+    from calibration.fit.train_fit import fit_norm_train, norm_train_samples
+
+    cal = bundled_calibration(load_profile("h200"))
+    doc = {k: v for k, v in cal.doc.items()}
+    samples = norm_train_samples(doc)
+    assert set(samples) == {"fp32", "tf32"} and all(len(v) == 66 for v in samples.values())
+    fitted = fit_norm_train(doc, log=lambda *_: None)
+    for p, v in fitted.items():
+        for k in ("t0_s", "eff_memory", "row_s"):
+            assert v[k] == pytest.approx(getattr(cal.params("norm_train", p), k), rel=1e-6)

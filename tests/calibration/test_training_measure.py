@@ -129,3 +129,17 @@ def test_cpu_dry_run(tmp_path, monkeypatch):
         assert c["graph_error"] == "" and c["step_graph_median_s"] > 0 and c["n_graph_replays"] >= 3
     assert cases[0]["optimizer_kwargs"] == {"lr": 1e-4, "fused": False}
     assert cases[1]["autocast_dtype"] == "bfloat16" and not cases[1]["grad_scaler"]
+
+
+def test_forward_kernel_tables_are_committed_for_train_and_heldout_networks():
+    """calibration/training/forward_kernels.py's tables: train() and eval() forwards of every default network at fp32
+    and tf32, batch 32, each with kernel rows; the fit reads only the training-split ones."""
+    import json
+
+    from calibration.fit.train_fit import FORWARD_KERNELS
+    from calibration.training.forward_kernels import DEFAULT_NAMES
+
+    doc = json.loads(FORWARD_KERNELS.read_text())
+    keys = {(c["network"], c["precision"], c["mode"]) for c in doc["cases"] if c.get("rows")}
+    assert keys == {(n, p, m) for n in DEFAULT_NAMES.split(",") for p in ("fp32", "tf32") for m in ("train", "inference")}
+    assert doc["environment"]["gpu_name"].startswith("NVIDIA H200")

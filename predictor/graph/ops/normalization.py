@@ -40,6 +40,8 @@ weight_bytes: the scale/bias (and BatchNorm's running statistics) inputs that ar
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...types import OpWork
 from ..context import OpContext
 from ._common import attr, input_reads, inputs_bytes, out_elem_bytes, register, with_input_reads, work_plan
@@ -56,11 +58,15 @@ MVN_FLOPS = 5
 
 @register("BatchNormalization")
 def batch_norm(ctx: OpContext) -> OpWork:
-    """Inference: 2 FLOPs per element, 1 kernel. ``training_mode=1``: 6 per element, X read twice."""
+    """Inference: 2 FLOPs per element, 1 kernel. ``training_mode=1``: 6 per element, X read twice, and a thread block
+    per channel walks the channel's N x spatial elements (``channel_walk``, in bytes: cuDNN's bn_fw_tr_1C11 kernels)."""
     numel = ctx.in_numel(0)
     if int(attr(ctx, "training_mode", 0)):
         work = ctx.work(vector_flops=BN_TRAINING_FLOPS * numel, bytes_read=ctx.all_in_bytes() + ctx.in_bytes(0),
                         notes=("training-mode batch norm",))
+        x = ctx.in_shape(0)
+        channels = x[1] if len(x) > 1 else 1
+        work = replace(work, channel_walk=(channels, int(ctx.in_bytes(0)) // max(channels, 1)))
         return with_input_reads(work, input_reads(ctx, {0: 2 * ctx.in_bytes(0)}))
     return ctx.work(vector_flops=BN_INFERENCE_FLOPS * numel)
 
