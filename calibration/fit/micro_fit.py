@@ -107,10 +107,11 @@ class MicroClass:
     eff_compute: float | None = None  # held at this value instead of fitted (vector work far from its ceiling)
     one_layer: bool = False  # only rows with "layers": 1 (stacked pairs fit the overlap: fit_rnn_overlap)
     tf32_is_fp32: bool = False  # no tensor cores: tf32 rows are not measured, fp32's parameters stand in
+    per_group_hidden: bool = False  # extra kernels may be counted per group (grouped convolutions: _hidden_entries)
 
 
 MICRO_CLASSES = (
-    MicroClass("grouped", ("conv_grouped", "conv_grouped_width"), conv_node),
+    MicroClass("grouped", ("conv_grouped", "conv_grouped_width"), conv_node, per_group_hidden=True),
     MicroClass("gemm_unaligned", ("bmm_unaligned",), bmm_node),
 )
 # Tried and not kept: ``rnn`` from the one-layer ``rnn_steps`` rows (run 4) with rnn_overlap from their stacked pairs
@@ -162,7 +163,7 @@ def _hidden_entries(rows: list[dict], mc: MicroClass, x: dict[str, np.ndarray]) 
         per_g = round(float(np.mean(extra[sel] / groups[sel])), 2)
         err_node = float(np.mean(np.abs(extra[sel] - per_node)))
         err_group = float(np.mean(np.abs(extra[sel] - per_g * groups[sel])))
-        if mc.name == "grouped" and per_g > 0 and err_group < 0.5 * err_node:
+        if mc.per_group_hidden and per_g > 0 and err_group < 0.5 * err_node:
             entries[key] = {"kind": mc.name, "count": per_g, "bytes_of": "none", "per_group": True}
             count[sel], per_group[sel] = per_g * groups[sel], True
         else:

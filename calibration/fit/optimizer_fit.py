@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from predictor.fitted import FittedCalibration
 from predictor.machine.profile import load_profile
 
 from .dataset import ONNX_DIR
+from .train_fit import probe_calibration
 
 
 PROBE_S = 1e-6  # a per-tensor cost that makes the tensors walked visible: phase(c) is affine in c
@@ -40,8 +40,8 @@ def tensor_cost_samples(doc: dict) -> list[tuple[float, float, float, float, str
 
     profile = load_profile("h200")
     probes = ((1.0, 0.0), (PROBE_EFF, 0.0), (1.0, PROBE_S))
-    cals = [FittedCalibration({**doc, "classes": {**doc["classes"], "optimizer": optimizer_class(doc, eff)},
-                               "multi_tensor_per_tensor_s": c}, "<fit>") for eff, c in probes]
+    cals = [probe_calibration(doc, "optimizer", optimizer_class(doc, eff)["*"], multi_tensor_per_tensor_s=c)
+            for eff, c in probes]
     out = []
     for case, _env, _src, _mem in load_cases():
         meas = _num(case.get("graph_optimizer_median_s"))

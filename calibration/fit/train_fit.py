@@ -14,10 +14,10 @@ measured case and takes it too). Ignores: which of dgrad and wgrad is the slow o
 """
 from __future__ import annotations
 
-import numpy as np
-
 import json
 from pathlib import Path
+
+import numpy as np
 
 from predictor.fitted import FittedCalibration, channel_walk_units
 from predictor.graph.opclass import DEPTHWISE_GRAD_OP
@@ -25,6 +25,18 @@ from predictor.machine.profile import load_profile
 
 CLASS = "depthwise_grad"
 PROBE = {"t0_s": 1e-12, "eff_compute": 1.0, "eff_memory": 1.0}
+
+
+def probe_calibration(doc: dict, cls: str, entry: dict | None = None, **fields) -> FittedCalibration:
+    """The calibration ``doc`` with class ``cls`` set to ``entry`` for every precision (default PROBE: t0 ~ 0 and
+    efficiencies 1, so a prediction's level times are the ideal ones) and any top-level ``fields`` replaced."""
+    return FittedCalibration({**doc, "classes": {**doc["classes"], cls: {"*": entry or PROBE}}, **fields}, "<probe>")
+
+
+def ideal_times(op) -> dict[str, float]:
+    """An op's compute, HBM and cache (slower of L1, L2) times as predicted with the probe."""
+    t = op.level_time_s
+    return {"compute_s": t["compute"], "hbm_s": t["HBM"], "cache_s": max(t["L1"], t["L2"])}
 
 
 def depthwise_grad_samples(doc: dict) -> list[dict]:
@@ -36,7 +48,7 @@ def depthwise_grad_samples(doc: dict) -> list[dict]:
     from .fit import _zoo_split
 
     profile = load_profile("h200")
-    cal = FittedCalibration({**doc, "classes": {**doc["classes"], CLASS: {"*": PROBE}}}, "<probe>")
+    cal = probe_calibration(doc, CLASS)
     out = []
     for case, _env, _src, _mem in load_cases():
         meas = _num(case.get("graph_backward_median_s"))
@@ -51,11 +63,10 @@ def depthwise_grad_samples(doc: dict) -> list[dict]:
         if not ops:
             continue
         rest = sum(o.time_s for o in bwd) - sum(o.time_s for o in ops)
+        times = [ideal_times(o) for o in ops]
         out.append({"case": f"{case['network']} {case['precision']} b{case['batch']}", "measured_s": meas,
                     "rest_s": rest, "kernels": np.array([o.cost.kernels for o in ops], dtype=float),
-                    "compute_s": np.array([o.level_time_s["compute"] for o in ops]),
-                    "hbm_s": np.array([o.level_time_s["HBM"] for o in ops]),
-                    "cache_s": np.array([max(o.level_time_s["L1"], o.level_time_s["L2"]) for o in ops])})
+                    **{k: np.array([t[k] for t in times]) for k in times[0]}})
     return out
 
 
@@ -105,7 +116,7 @@ def norm_train_samples(doc: dict, path: Path = FORWARD_KERNELS) -> dict[str, lis
     if not path.is_file():
         return {}
     profile = load_profile("h200")
-    cal = FittedCalibration({**doc, "classes": {**doc["classes"], NORM_TRAIN: {"*": PROBE}}}, "<probe>")
+    cal = probe_calibration(doc, NORM_TRAIN)
     out: dict[str, list[dict]] = {}
     for case in json.loads(path.read_text()).get("cases", []):
         net = case.get("network", "")
@@ -130,9 +141,8 @@ def norm_train_samples(doc: dict, path: Path = FORWARD_KERNELS) -> dict[str, lis
                 continue
             out.setdefault(case["precision"], []).append({
                 "measured_s": sum(r["duration_us"] for r in rows) * 1e-6, "kernels": float(o.cost.kernels),
-                "walk": channel_walk_units(o.cost.work.channel_walk, profile.sm_count),
-                "compute_s": o.level_time_s["compute"], "hbm_s": o.level_time_s["HBM"],
-                "cache_s": max(o.level_time_s["L1"], o.level_time_s["L2"]), "hidden_s": o.extra_time_s})
+                "walk": channel_walk_units(o.cost.work.channel_walk, profile.sm_count), **ideal_times(o),
+                "hidden_s": o.extra_time_s})
     return out
 
 

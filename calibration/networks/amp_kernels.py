@@ -15,7 +15,7 @@ import sys
 from dataclasses import asdict
 
 from calibration.networks import gpu_common, zoo
-from calibration.networks.timing import _profile, _short, command_line, prepare_module, write_json
+from calibration.networks.timing import _profile, command_line, prepare_module, sweep_cases
 
 MODES = {"fp16": ("fp16", ""), "amp": ("fp32", "float16"), "amp_bf16": ("fp32", "bfloat16")}
 
@@ -51,25 +51,16 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     from pathlib import Path
 
-    from calibration.networks.gpu_common import environment, utc_now
+    from calibration.networks.gpu_common import environment
 
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     doc = {"environment": environment(command_line("calibration.networks.amp_kernels", argv)),
            "options": vars(a), "cases": []}
-    for name in a.names.split(","):
-        for batch in (int(b) for b in a.batches.split(",")):
-            for mode in a.modes.split(","):
-                try:
-                    doc["cases"].append(case_rows(name, batch, mode))
-                except Exception as exc:  # noqa: BLE001 - the sweep goes on
-                    doc["cases"].append({"network": name, "batch": batch, "mode": mode, "error": _short(exc)})
-                c = doc["cases"][-1]
-                print(f"{name:20s} b{batch:<3d} {mode:9s} kernels {c.get('n_kernels', '-')} {c.get('error', '')}",
-                      flush=True)
-                write_json(out / "amp_kernels.json", doc)
-    doc["finished_utc"] = utc_now()
-    write_json(out / "amp_kernels.json", doc)
+    jobs = [({"network": name, "batch": batch, "mode": mode}, lambda n=name, b=batch, m=mode: case_rows(n, b, m))
+            for name in a.names.split(",") for batch in (int(b) for b in a.batches.split(","))
+            for mode in a.modes.split(",")]
+    sweep_cases(out / "amp_kernels.json", doc, jobs)
     return 0
 
 

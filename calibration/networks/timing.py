@@ -295,6 +295,24 @@ def write_json(path: Path, doc: dict) -> None:
     tmp.replace(path)
 
 
+def sweep_cases(path: Path, doc: dict, jobs) -> dict:
+    """Run each (key, fn) of ``jobs``: append fn()'s case, or the key with the error, to doc["cases"], print a
+    line, and rewrite the JSON at ``path`` after every case (a crash keeps what was measured); then stamp
+    ``finished_utc``. Returns doc."""
+    for key, fn in jobs:
+        try:
+            case = fn()
+        except Exception as exc:  # noqa: BLE001 - the sweep goes on
+            case = {**key, "error": _short(exc)}
+        doc["cases"].append(case)
+        print(" ".join(str(v) for v in key.values()), "kernels", case.get("n_kernels", "-"), case.get("error", ""),
+              flush=True)
+        write_json(path, doc)
+    doc["finished_utc"] = utc_now()
+    write_json(path, doc)
+    return doc
+
+
 def _json_default(o: Any) -> Any:
     return str(o)
 

@@ -16,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from calibration.networks import gpu_common, zoo
-from calibration.networks.timing import _profile, command_line, write_json
+from calibration.networks.timing import _profile, command_line, sweep_cases
 
 DEFAULT_NAMES = "mobilenet_v3_large,efficientnet_b0,resnet18,regnet_y_1_6gf"
 
@@ -48,25 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--precisions", default="fp32,tf32")
     p.add_argument("--batch", type=int, default=32)
     a = p.parse_args(argv)
-    from calibration.networks.gpu_common import environment, utc_now
+    from calibration.networks.gpu_common import environment
 
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     doc = {"environment": environment(command_line("calibration.training.forward_kernels", argv)),
            "options": vars(a), "cases": []}
-    for name in a.names.split(","):
-        for prec in a.precisions.split(","):
-            for mode in ("train", "inference"):
-                try:
-                    case = case_rows(name, a.batch, prec, mode)
-                except Exception as exc:  # keep the other cases
-                    case = {"network": name, "precision": prec, "batch": a.batch, "mode": mode,
-                            "error": f"{type(exc).__name__}: {exc}"[:300]}
-                doc["cases"].append(case)
-                print(name, prec, mode, case.get("n_kernels"), round(case.get("kernel_sum_s", 0) * 1e3, 3), "ms",
-                      case.get("error", ""), flush=True)
-    doc["finished_utc"] = utc_now()
-    write_json(out / "forward_kernels.json", doc)
+    jobs = [({"network": name, "precision": prec, "batch": a.batch, "mode": mode},
+             lambda n=name, p=prec, m=mode: case_rows(n, a.batch, p, m))
+            for name in a.names.split(",") for prec in a.precisions.split(",") for mode in ("train", "inference")]
+    sweep_cases(out / "forward_kernels.json", doc, jobs)
     return 0
 
 

@@ -96,3 +96,22 @@ def test_dry_run_cpu_small_lstm(tmp_path):
     (case,) = doc["cases"]
     assert case["error"] == "" and len(case["replay_medians_s"]) == 2 and case["eager_median_s"] > 0
     assert (tmp_path / "timing.json").exists()
+
+
+def test_sweep_cases_keeps_errors_and_writes_after_each_case(tmp_path):
+    """calibration.networks.timing.sweep_cases (amp_kernels.py, training/forward_kernels.py): a failing case is
+    recorded with its key and error, the sweep goes on, and the JSON on disk holds every case and finished_utc."""
+    import json
+
+    from calibration.networks.timing import sweep_cases
+
+    def boom():
+        raise RuntimeError("no GPU")
+
+    path = tmp_path / "k.json"
+    jobs = [({"network": "a", "mode": "x"}, lambda: {"network": "a", "mode": "x", "n_kernels": 3}),
+            ({"network": "b", "mode": "y"}, boom)]
+    doc = sweep_cases(path, {"cases": []}, jobs)
+    assert doc["cases"][1] == {"network": "b", "mode": "y", "error": "RuntimeError: no GPU"}
+    on_disk = json.loads(path.read_text())
+    assert [c["network"] for c in on_disk["cases"]] == ["a", "b"] and "finished_utc" in on_disk
