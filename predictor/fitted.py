@@ -2,8 +2,9 @@
 
 Per kernel of a node of class C at precision P (parameters fitted on H200 measurements):
 
-    t = t0[C,P] + rows / SMs x row_s[C,P] + max( sum_units FLOPs / (peak x eff_compute[C,P] x wave_eff),
-                       bytes_HBM / (BW_HBM x eff_memory[C,P]), bytes_L2 / (BW_L2 x eff_l2[C,P]), bytes_L1 / BW_L1 )
+    t = t0[C,P] + rows / SMs x row_s[C,P] + waves x (block_s[C,P] + walked bytes x row_s[C,P])
+        + max( sum_units FLOPs / (peak x eff_compute[C,P] x wave_eff),
+               bytes_HBM / (BW_HBM x eff_memory[C,P]), bytes_L2 / (BW_L2 x eff_l2[C,P]), bytes_L1 / BW_L1 )
 
 ``eff_l2`` is 1 except for class ``rnn_gemv`` (batch-1 recurrent layers at fp32/tf32, whose cuBLAS GEMV steps stream
 the recurrent weights from L2 at ~1.35 TB/s; read off the training LSTM's GEMV kernel times by calibration/fit/fit.py).
@@ -11,7 +12,10 @@ the recurrent weights from L2 at ~1.35 TB/s; read off the training LSTM's GEMV k
 ``rows`` (OpWork.rows) counts the rows of a kernel that gives each row a thread block (layer norm, class
 ``layernorm``: 100352 rows of 96 elements take ~8x their bytes' time on the H200). A stacked RNN layer
 (OpWork.overlaps_producer) runs beside the layer before it: ``rnn_overlap`` of its fixed costs (t0, rows and
-graph gaps) is hidden.
+graph gaps) is hidden. A block-walk kernel (OpWork.channel_walk = (blocks, bytes per block): cuDNN's batch norms in
+training mode, a block per channel, and at fp16 under autocast, a block per (image, channel) plane) runs
+ceil(blocks / SMs) waves, each costing ``block_s`` plus its block's bytes at ``row_s`` per byte (classes
+``norm_train``, ``norm_amp``).
 
 ``wave_eff`` (GEMM/conv only) is the share of SMs busy over the waves of output tiles, the best of 128x128, 128x64
 and 64x64 on tensor cores (the libraries pick smaller tiles for small problems; 64x64 for fp32 CUDA-core kernels; K
@@ -55,7 +59,9 @@ class ClassParams:
     t0_s: float
     eff_compute: float
     eff_memory: float
-    row_s: float = 0.0  # per row of a block-per-row kernel (OpWork.rows), per SM: rows / SMs x row_s
+    row_s: float = 0.0  # per row of a block-per-row kernel (OpWork.rows), per SM: rows / SMs x row_s; per byte walked
+    # by a walking thread block (OpWork.channel_walk)
+    block_s: float = 0.0  # per wave of walking thread blocks (OpWork.channel_walk)
     eff_l2: float = 1.0  # achieved fraction of the ERT L2 bandwidth (fp32 recurrent steps: cuBLAS GEMV kernels)
 
 
@@ -160,7 +166,8 @@ class FittedCalibration:
         eff = {MemLevel.HBM: prm.eff_memory, MemLevel.L2: prm.eff_l2}
         mem = {lv.value: ideal[lv.value] / eff.get(lv, 1.0) for lv in MemLevel}
         fixed = kernels * prm.t0_s + cost.work.rows / profile.sm_count * prm.row_s + channel_walk_units(
-            cost.work.channel_walk, profile.sm_count) * prm.row_s
+            cost.work.channel_walk, profile.sm_count) * prm.row_s + walk_waves(
+            cost.work.channel_walk, profile.sm_count) * prm.block_s
         times = {"compute": comp, **mem, "latency": fixed}
         body = max([comp] + list(mem.values()))
         return fixed + body, times
@@ -225,13 +232,14 @@ class FittedCalibration:
         return max(gpu, host)
 
 
+def walk_waves(walk: tuple[int, int] | None, sm_count: int) -> int:
+    """Waves of a block-walk kernel (OpWork.channel_walk): ceil(blocks / SMs). Ignores: several blocks per SM."""
+    return math.ceil(walk[0] / sm_count) if walk else 0
+
+
 def channel_walk_units(walk: tuple[int, int] | None, sm_count: int) -> float:
-    """Bytes one SM walks in a per-channel kernel (OpWork.channel_walk): ceil(channels / SMs) x bytes per channel.
-    Ignores: several blocks per SM."""
-    if not walk:
-        return 0.0
-    channels, elements = walk
-    return math.ceil(channels / sm_count) * elements
+    """Bytes one SM walks in a block-walk kernel (OpWork.channel_walk): ceil(blocks / SMs) x bytes per block."""
+    return walk_waves(walk, sm_count) * walk[1] if walk else 0.0
 
 
 def hidden_bytes_share(count: float) -> float:
@@ -261,7 +269,7 @@ def _hidden_bytes(cost: OpCost, bytes_of: str) -> float:
 
 
 _CLASS_KEYS = ("t0_s", "eff_compute", "eff_memory")
-_OPTIONAL_CLASS_KEYS = ("row_s", "eff_l2")
+_OPTIONAL_CLASS_KEYS = ("row_s", "eff_l2", "block_s")
 _HIDDEN_KEYS = ("kind", "count", "bytes_of")
 _OPTIONAL_HIDDEN_KEYS = ("per_group",)
 _BYTES_OF = ("input", "output", "io", "none")
@@ -309,8 +317,9 @@ def parse_calibration(doc: Any, where: str) -> dict:
             _num(where, f"classes.{c}.{p}.t0_s", v["t0_s"], 0.0, 1.0, lo_open=True)
             for k in ("eff_compute", "eff_memory"):
                 _num(where, f"classes.{c}.{p}.{k}", v[k], 1e-6, 1e3)
-            if "row_s" in v:
-                _num(where, f"classes.{c}.{p}.row_s", v["row_s"], 0.0, 1e-3)
+            for k in ("row_s", "block_s"):
+                if k in v:
+                    _num(where, f"classes.{c}.{p}.{k}", v[k], 0.0, 1e-3)
             if "eff_l2" in v:
                 _num(where, f"classes.{c}.{p}.eff_l2", v["eff_l2"], 1e-3, 1.0)
             for k in v:

@@ -133,9 +133,9 @@ class OpWork:
     overlaps_producer: bool = False
     # the runtime runs the node (and the nodes absorbed into it) as one fused attention kernel (graph/runtime.py)
     fused_attention: bool = False
-    # (channels, bytes per channel) of a kernel that gives each channel a thread block walking all its elements
-    # (cuDNN's batch-norm training kernels): ceil(channels / SMs) waves of one channel's walk, at the class's row_s
-    # per byte
+    # (thread blocks, bytes each walks) of a kernel that gives each channel (cuDNN's batch-norm training kernels) or
+    # each (image, channel) plane (its fp16 inference kernel) a thread block walking all its elements: ceil(blocks /
+    # SMs) waves, each costing the class's block_s plus row_s per byte walked
     channel_walk: tuple[int, int] | None = None
 
 

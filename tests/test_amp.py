@@ -66,3 +66,39 @@ def test_predict_amp_counts_the_casts():
     fp16 = predict_graph(g, prof, "fp16")
     assert amp.precision == "amp" and amp.kernels == fp16.kernels + 4
     assert amp.total_time_s > fp16.total_time_s
+
+
+def test_mixed_residual_add_is_class_elementwise_mixed():
+    """An fp16 matmul output added to the fp32 graph input runs PyTorch's casting kernel (elementwise_mixed); the
+    same add of two fp32 tensors, or of an fp16 tensor and a scalar weight, stays elementwise."""
+    from predictor.graph.opclass import kernel_class, mixed_dtypes
+
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
+             helper.make_node("Add", ["h", "x"], ["r"], name="residual"),
+             helper.make_node("Add", ["r", "x"], ["y"], name="fp32_add"),
+             helper.make_node("Mul", ["h", "s"], ["z"], name="scaled")]
+    inits = {"W": np.ones((4, 4), np.float32), "s": np.ones((1,), np.float32)}
+    model = make_model(nodes, [("x", "float32", [2, 4])], [("y", "float32", [2, 4]), ("z", "float32", [2, 4])], inits)
+    by = {n.name: n for n in autocast(load_nodes(model), "amp").graph.nodes}
+    assert [t.dtype for t in by["residual"].inputs] == ["float16", "float32"]
+    assert mixed_dtypes(by["residual"]) and kernel_class(by["residual"]) == "elementwise_mixed"
+    assert not mixed_dtypes(by["fp32_add"]) and kernel_class(by["fp32_add"]) == "elementwise"
+    assert not mixed_dtypes(by["scaled"]) and kernel_class(by["scaled"]) == "elementwise"
+
+
+def test_autocast_batch_norm_walks_image_channel_planes():
+    """Batch norm on an fp16 convolution output with its fp32 parameters: class norm_amp, one walking block per
+    (image, channel) plane of H x W fp16 elements; the same node in a uniform fp16 graph has no walk."""
+    from predictor.graph.opclass import kernel_class
+
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[1, 1]),
+             helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"], name="bn")]
+    inits = {"w": np.ones((16, 3, 1, 1), np.float32), **{k: np.ones((16,), np.float32) for k in "sbmv"}}
+    model = make_model(nodes, [("x", "float32", [4, 3, 8, 8])], [("y", "float32", [4, 16, 8, 8])], inits)
+    mg = autocast(load_nodes(model), "amp")
+    bn = next(n for n in mg.graph.nodes if n.name == "bn")
+    assert kernel_class(bn) == "norm_amp"
+    gc = cost_graph(mg.graph.nodes, policy("amp"), 17, graph_inputs=frozenset({"x"}), node_policies=mg.node_policy)
+    assert next(c for c in gc.costs if c.name == "bn").work.channel_walk == (4 * 16, 8 * 8 * 2)
+    plain = load_nodes(model)
+    assert cost_graph(plain.nodes, policy("fp16"), 17).costs[1].work.channel_walk is None

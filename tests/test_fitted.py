@@ -3,7 +3,8 @@ import re
 
 import pytest
 
-from predictor.fitted import bundled_calibration, channel_walk_units, gemm_wave, parse_calibration, wave_efficiency
+from predictor.fitted import (bundled_calibration, channel_walk_units, gemm_wave, parse_calibration, wave_efficiency,
+                              walk_waves)
 from predictor.machine.profile import load_profile
 from predictor.types import PredictorError
 
@@ -115,8 +116,39 @@ def test_eager_recurrent_kernels_at_library_rate():
 @pytest.mark.parametrize("walk,units", [(None, 0.0), ((16, 1000), 1000.0), ((132, 1000), 1000.0),
                                          ((133, 1000), 2000.0), ((960, 6272), 8 * 6272.0)])
 def test_channel_walk_units(walk, units):
-    """ceil(channels / SMs) waves of one channel's bytes: 16 channels take as long as 132 on 132 SMs."""
+    """ceil(blocks / SMs) waves of one block's bytes: 16 channels take as long as 132 on 132 SMs."""
     assert channel_walk_units(walk, 132) == units
+    assert walk_waves(walk, 132) == (units / walk[1] if walk else 0)
+
+
+def test_block_s_prices_each_wave_of_walking_blocks():
+    """A class's block_s adds ceil(blocks / SMs) x block_s to a walking kernel's fixed cost: 1000 planes of 128 bytes on
+    132 SMs are 8 waves."""
+    from dataclasses import replace
+
+    from onnx import helper
+
+    from predictor.fitted import FittedCalibration
+    from predictor.graph.cost import cost_graph
+    from predictor.graph.loader import load_model_proto
+    from predictor.precision import policy
+    from tests.helpers import make_model
+
+    ins = [("x", "float32", [4, 16, 8, 8])] + [(k, "float32", [16]) for k in ("s", "b", "m", "v")]
+    g = load_model_proto(make_model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"],
+                                                      training_mode=1, name="bn")], ins, [("y", "float32", None)]))
+    profile = load_profile("h200")
+    cost = cost_graph(g.nodes, policy("fp32"), 15, graph_inputs=frozenset({"x"})).costs[0]
+    assert cost.kernels == 1
+    cost = replace(cost, work=replace(cost.work, channel_walk=(1000, 128)))
+    base = {"t0_s": 1e-6, "eff_compute": 0.7, "eff_memory": 0.7, "row_s": 1e-11}
+    times = []
+    for block in (0.0, 1e-7):
+        cal = FittedCalibration(parse_calibration(_doc(classes={
+            "default": {"*": {"t0_s": 1e-6, "eff_compute": 0.5, "eff_memory": 0.5}},
+            "norm_train": {"*": {**base, "block_s": block}}}), "test"))
+        times.append(cal.predict_op(g.nodes[0], cost, profile, policy("fp32")).level_time_s["latency"])
+    assert times[1] - times[0] == pytest.approx(8 * 1e-7, rel=1e-9)
 
 
 def test_training_batch_norm_walks_its_channels():

@@ -46,7 +46,9 @@ def _gp(precision: str) -> str:
     return SHARED.get(precision, precision)
 # every kernel class but those only training steps have (calibration/fit/optimizer_fit.py, train_fit.py fit them)
 TRAINING_CLASSES = ("optimizer", "depthwise_grad", "norm_train")
-FIT_CLASSES = tuple(c for c in KERNEL_CLASSES if c not in TRAINING_CLASSES) + ("layout",)
+# and those only autocast runs (calibration/fit/amp_fit.py)
+AMP_CLASSES = ("norm_amp", "elementwise_mixed")
+FIT_CLASSES = tuple(c for c in KERNEL_CLASSES if c not in TRAINING_CLASSES + AMP_CLASSES) + ("layout",)
 TENSOR_PRECISIONS = ("tf32", "fp16", "bf16")
 MIN_TENSOR_EFFICIENCY = 0.6
 CASE_WEIGHT = 2.0  # weight of each training case's whole-network log error against its scope samples
@@ -448,6 +450,11 @@ def main(argv: list[str] | None = None) -> int:
     grad = fit_depthwise_grad(doc)
     if grad:
         doc["classes"]["depthwise_grad"] = grad
+    from .amp_fit import fit_elementwise_mixed, fit_norm_amp
+
+    for cls, entry in (("norm_amp", fit_norm_amp(doc)), ("elementwise_mixed", fit_elementwise_mixed(doc))):
+        if entry:
+            doc["classes"][cls] = entry
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {a.out}: hidden kernels {json.dumps(result['hidden'])}")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from predictor.fitted import FittedCalibration, channel_walk_units
+from predictor.fitted import FittedCalibration, channel_walk_units, walk_waves
 from predictor.graph.opclass import DEPTHWISE_GRAD_OP
 from predictor.machine.profile import load_profile
 
@@ -31,6 +31,12 @@ def probe_calibration(doc: dict, cls: str, entry: dict | None = None, **fields) 
     """The calibration ``doc`` with class ``cls`` set to ``entry`` for every precision (default PROBE: t0 ~ 0 and
     efficiencies 1, so a prediction's level times are the ideal ones) and any top-level ``fields`` replaced."""
     return FittedCalibration({**doc, "classes": {**doc["classes"], cls: {"*": entry or PROBE}}, **fields}, "<probe>")
+
+
+def walk_features(op, sm_count: int) -> dict[str, float]:
+    """An op's block walk (OpWork.channel_walk): bytes one SM walks and waves of blocks."""
+    return {"walk": channel_walk_units(op.cost.work.channel_walk, sm_count),
+            "waves": float(walk_waves(op.cost.work.channel_walk, sm_count))}
 
 
 def ideal_times(op) -> dict[str, float]:
@@ -141,38 +147,42 @@ def norm_train_samples(doc: dict, path: Path = FORWARD_KERNELS) -> dict[str, lis
                 continue
             out.setdefault(case["precision"], []).append({
                 "measured_s": sum(r["duration_us"] for r in rows) * 1e-6, "kernels": float(o.cost.kernels),
-                "walk": channel_walk_units(o.cost.work.channel_walk, profile.sm_count), **ideal_times(o),
+                **walk_features(o, profile.sm_count), **ideal_times(o),
                 "hidden_s": o.extra_time_s})
     return out
 
 
 def fit_norm_train(doc: dict, log=print) -> dict:
-    """The ``norm_train`` class entry by precision (and ``*``), or {} without enough scopes: (t0, row_s per walked
-    byte, eff_memory) by least squares on the log of each scope's batch_norm kernel time
-    (kernels x t0 + walk x row_s + max(compute, HBM / eff_memory, cache) + hidden kernels)."""
+    """The ``norm_train`` class entry by precision (and ``*``), or {} without enough scopes (:func:`fit_walk_class`)."""
+    return fit_walk_class(norm_train_samples(doc), NORM_TRAIN, "batch-norm scopes of training-mode forwards", log)
+
+
+def fit_walk_class(samples_by_precision: dict[str, list[dict]], cls: str, what: str, log=print) -> dict:
+    """A block-walk class's entry by precision (and ``*``, the geometric mean), from precisions with at least
+    MIN_SCOPES samples: (t0, row_s per walked byte, block_s per wave of blocks, eff_memory) by least squares on the log
+    of each scope's kernel time (kernels x t0 + walk x row_s + waves x block_s + max(compute, HBM / eff_memory, cache)
+    + hidden kernels); {} without any."""
     from scipy.optimize import least_squares
 
     params = {}
-    for prec, samples in sorted(norm_train_samples(doc).items()):
+    for prec, samples in sorted(samples_by_precision.items()):
         if len(samples) < MIN_SCOPES:
             continue
         x = {k: np.array([s[k] for s in samples]) for k in samples[0]}
 
         def model(theta):
-            t0, row, em = np.exp(theta)
-            return x["kernels"] * t0 + x["walk"] * row \
+            t0, row, block, em = np.exp(theta)
+            return x["kernels"] * t0 + x["walk"] * row + x["waves"] * block \
                 + np.maximum(np.maximum(x["compute_s"], x["hbm_s"] / em), x["cache_s"]) + x["hidden_s"]
 
-        sol = least_squares(lambda th: np.log(model(th) / x["measured_s"]), np.log([2e-6, 1e-10, 0.5]),
-                            bounds=(np.log([2e-7, 1e-13, 0.02]), np.log([1e-4, 1e-7, 3.0])))
-        t0, row, em = (float(v) for v in np.exp(sol.x))
+        sol = least_squares(lambda th: np.log(model(th) / x["measured_s"]), np.log([2e-6, 1e-11, 1e-8, 0.5]),
+                            bounds=(np.log([2e-7, 1e-14, 1e-11, 0.02]), np.log([1e-4, 1e-7, 1e-5, 3.0])))
+        t0, row, block, em = (float(v) for v in np.exp(sol.x))
         err = np.abs(model(sol.x) / x["measured_s"] - 1)
-        log(f"{NORM_TRAIN} {prec}: {len(samples)} batch-norm scopes of training-mode forwards, t0_s {t0:.3g}, "
-            f"row_s {row:.3g} per byte walked, eff_memory {em:.3g}; MAPE {np.mean(err):.1%}, "
-            f"median {np.median(err):.1%}")
-        params[prec] = {"t0_s": t0, "eff_compute": 0.7, "eff_memory": em, "row_s": row}
+        log(f"{cls} {prec}: {len(samples)} {what}, t0_s {t0:.3g}, row_s {row:.3g} per byte walked, block_s "
+            f"{block:.3g} per wave, eff_memory {em:.3g}; MAPE {np.mean(err):.1%}, median {np.median(err):.1%}")
+        params[prec] = {"t0_s": t0, "eff_compute": 0.7, "eff_memory": em, "row_s": row, "block_s": block}
     if params:
-        keys = ("t0_s", "eff_compute", "eff_memory", "row_s")
+        keys = ("t0_s", "eff_compute", "eff_memory", "row_s", "block_s")
         params["*"] = {k: float(np.exp(np.mean([np.log(v[k]) for v in params.values()]))) for k in keys}
     return params
-

@@ -1,6 +1,8 @@
 """Op classes: groups of op types that the same kind of GPU kernel runs, for calibration and charts."""
 from __future__ import annotations
 
+from ..precision import FLOAT_DTYPES
+
 _CLASSES: dict[str, tuple[str, ...]] = {
     "conv": ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "FusedConv"),
     "gemm": ("MatMul", "Gemm", "Einsum", "MatMulInteger", "QLinearMatMul", "FusedMatMul"),
@@ -21,7 +23,7 @@ _BY_OP = {op: cls for cls, ops in _CLASSES.items() for op in ops}
 CLASSES = tuple(_CLASSES) + ("elementwise",)
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
 KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "grouped", "layernorm", "gemm_unaligned", "rnn_gemv",
-                            "depthwise_grad", "norm_train", "optimizer")
+                            "depthwise_grad", "norm_train", "norm_amp", "elementwise_mixed", "optimizer")
 # op type of a training step's depthwise-convolution backward kernels (PyTorch's own dgrad and wgrad kernels), class
 # ``depthwise_grad`` (fitted on training steps: calibration/fit/train_fit.py)
 DEPTHWISE_GRAD_OP = "DepthwiseConvGrad"
@@ -62,7 +64,9 @@ def hidden_key(node, op: str | None = None) -> str:
       (class ``norm_train``: cuDNN's bn_fw_tr kernels, a thread block per channel walking its N x spatial elements:
       OpWork.channel_walk; fitted on training-mode forward kernel tables by calibration/fit/train_fit.py);
     * BatchNormalization with fp32 parameters on a 16-bit input (autocast): ``BatchNormalization:fp32_params``
-      (cuDNN's inference kernel instead of PyTorch's native three-kernel path).
+      (class ``norm_amp``: at fp16 cuDNN's bn_fw_inf_1C11 kernel, a thread block per channel like the training
+      kernels, OpWork.channel_walk; at bf16 PyTorch's native path; fitted on the training networks' autocast
+      kernel tables by calibration/fit/amp_fit.py).
     ``op`` overrides the node's op type (a fused node's base op). A key with no fitted entry falls back to
     the op type."""
     op = op or node.op_type
@@ -88,10 +92,15 @@ def hidden_key(node, op: str | None = None) -> str:
         return "MatMul:unaligned"
     if op == "BatchNormalization" and int(node.attrs.get("training_mode", 0) or 0):
         return "BatchNormalization:training"
-    if op == "BatchNormalization" and len(node.inputs) > 1 and node.inputs[0] is not None \
-            and node.inputs[1] is not None and node.inputs[0].dtype in _SIXTEEN and node.inputs[1].dtype == "float32":
+    if op == "BatchNormalization" and bn_fp32_params(node):
         return "BatchNormalization:fp32_params"
     return op
+
+
+def bn_fp32_params(node) -> bool:
+    """A batch norm with fp32 parameters on a 16-bit input (autocast leaves batch norm's parameters in fp32)."""
+    x, scale = (node.inputs + (None, None))[:2]
+    return x is not None and scale is not None and x.dtype in _SIXTEEN and scale.dtype == "float32"
 
 
 def hidden_entry(table, node, precision: str, default, op: str | None = None):
@@ -112,12 +121,23 @@ def kernel_class(node, op: str | None = None) -> str:
     grouped kernels, fitted on microbenchmarks by calibration/fit/micro_fit.py), and so is layer norm
     (``layernorm``: a thread block per row, whose fixed cost per row the class's ``row_s`` holds, unlike batch
     norm's channel-parallel kernels), and batched products of activations with K or N not a multiple of 8
-    (``gemm_unaligned``: cuBLAS's align1 kernels, fitted on microbenchmarks). ``op``: a fused node's base op, or
+    (``gemm_unaligned``: cuBLAS's align1 kernels, fitted on microbenchmarks), and elementwise ops on inputs of two
+    float dtypes (``elementwise_mixed``, :func:`mixed_dtypes`). ``op``: a fused node's base op, or
     ``Attention`` for the runtime's fused attention kernel (graph/fused.runtime_op). A multi-tensor optimizer kernel
     of a training step (MULTI_TENSOR_ATTR) is class ``optimizer``."""
     if node.attrs.get(MULTI_TENSOR_ATTR):
         return "optimizer"
-    return _KEY_CLASS.get(hidden_key(node, op)) or op_class(op or node.op_type)
+    cls = _KEY_CLASS.get(hidden_key(node, op)) or op_class(op or node.op_type)
+    return "elementwise_mixed" if cls == "elementwise" and mixed_dtypes(node) else cls
+
+
+def mixed_dtypes(node) -> bool:
+    """Whether a node's activation inputs (tensors of more than one element, no weights) come in two float dtypes
+    (autocast's fp32 residual stream plus a 16-bit branch): PyTorch then runs its casting elementwise kernel, not the
+    vectorised one (class ``elementwise_mixed``: 2.7-2.9 TB/s against 4.1-4.3 in one dtype on the H200)."""
+    dtypes = {t.dtype for t in node.inputs if t is not None and not t.is_initializer and t.dtype in FLOAT_DTYPES
+              and (t.numel is None or t.numel > 1)}
+    return len(dtypes) > 1
 
 
 _KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:depthwise_large": "depthwise_large",
@@ -125,7 +145,8 @@ _KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:dep
               "Conv:grouped_batched": "grouped",
               "LayerNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned",
               "LSTM:gemv": "rnn_gemv", "GRU:gemv": "rnn_gemv", "RNN:gemv": "rnn_gemv",
-              DEPTHWISE_GRAD_OP: "depthwise_grad", "BatchNormalization:training": "norm_train"}
+              DEPTHWISE_GRAD_OP: "depthwise_grad", "BatchNormalization:training": "norm_train",
+              "BatchNormalization:fp32_params": "norm_amp"}
 
 ALIGN_ELEMENTS = 8  # 16 bytes of 16-bit elements: what cuBLAS's vectorised tensor-core kernels need
 

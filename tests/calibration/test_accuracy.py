@@ -39,4 +39,4 @@ def test_autocast_held_out():
     assert len(rows) >= 24 and {r["precision"] for r in rows} == {"amp", "amp-bf16"}
     assert all(r["split"] == "heldout" and not r["unsupported"] for r in rows)
     s = amp_tables(rows)["all"]
-    assert s["mape"] <= 0.12 and s["worst"] <= 0.27
+    assert s["mape"] <= 0.095 and s["worst"] <= 0.25  # the what-if issue's targets: the accuracy issue's 10% and 25%

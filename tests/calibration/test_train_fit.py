@@ -32,5 +32,5 @@ def test_norm_train_is_reproducible_from_the_forward_kernel_tables():
     assert set(samples) == {"fp32", "tf32"} and all(len(v) == 66 for v in samples.values())
     fitted = fit_norm_train(doc, log=lambda *_: None)
     for p, v in fitted.items():
-        for k in ("t0_s", "eff_memory", "row_s"):
+        for k in ("t0_s", "eff_memory", "row_s", "block_s"):
             assert v[k] == pytest.approx(getattr(cal.params("norm_train", p), k), rel=1e-6)

@@ -37,7 +37,7 @@ def test_whole_sweep_guards():
     held-out networks, phases within 20%, memory within 10%; the figures held here are today's)."""
     rows = evaluate()
     s = summaries(rows)
-    assert s["split:heldout"]["gpu_error"]["n"] >= 24 and s["split:heldout"]["gpu_error"]["mape"] <= 0.14
+    assert s["split:heldout"]["gpu_error"]["n"] >= 24 and s["split:heldout"]["gpu_error"]["mape"] <= 0.135
     assert s["all"]["memory_error"]["n"] >= 50 and s["all"]["memory_error"]["mape"] <= 0.05
     opt = [abs(r["phases"]["optimizer"]["error"]) for r in rows if r["phases"]["optimizer"]["error"] is not None]
     assert len(opt) >= 26 and sum(opt) / len(opt) <= 0.13

@@ -44,6 +44,7 @@ from dataclasses import replace
 
 from ...types import OpWork
 from ..context import OpContext
+from ..opclass import bn_fp32_params
 from ._common import attr, input_reads, inputs_bytes, out_elem_bytes, register, with_input_reads, work_plan
 
 BN_INFERENCE_FLOPS = 2
@@ -59,16 +60,22 @@ MVN_FLOPS = 5
 @register("BatchNormalization")
 def batch_norm(ctx: OpContext) -> OpWork:
     """Inference: 2 FLOPs per element, 1 kernel. ``training_mode=1``: 6 per element, X read twice, and a thread block
-    per channel walks the channel's N x spatial elements (``channel_walk``, in bytes: cuDNN's bn_fw_tr_1C11 kernels)."""
+    per channel walks the channel's N x spatial elements (``channel_walk``, in bytes: cuDNN's bn_fw_tr_1C11 kernels).
+    Inference on a 16-bit input with fp32 parameters (autocast; cuDNN's bn_fw_inf_1C11 at fp16) walks each (image,
+    channel) plane with a block: N x C blocks of the spatial elements."""
     numel = ctx.in_numel(0)
+    x = ctx.in_shape(0)
+    channels = max(x[1] if len(x) > 1 else 1, 1)
     if int(attr(ctx, "training_mode", 0)):
         work = ctx.work(vector_flops=BN_TRAINING_FLOPS * numel, bytes_read=ctx.all_in_bytes() + ctx.in_bytes(0),
                         notes=("training-mode batch norm",))
-        x = ctx.in_shape(0)
-        channels = x[1] if len(x) > 1 else 1
-        work = replace(work, channel_walk=(channels, int(ctx.in_bytes(0)) // max(channels, 1)))
-        return with_input_reads(work, input_reads(ctx, {0: 2 * ctx.in_bytes(0)}))
-    return ctx.work(vector_flops=BN_INFERENCE_FLOPS * numel)
+        walk = (channels, int(ctx.in_bytes(0)) // channels)
+        return with_input_reads(replace(work, channel_walk=walk), input_reads(ctx, {0: 2 * ctx.in_bytes(0)}))
+    work = ctx.work(vector_flops=BN_INFERENCE_FLOPS * numel)
+    if not bn_fp32_params(ctx.node):
+        return work
+    planes = max(channels * (x[0] if x else 1), 1)
+    return replace(work, channel_walk=(planes, int(ctx.in_bytes(0)) // planes))
 
 
 @register("LayerNormalization")
