@@ -28,17 +28,16 @@ AMP_KERNELS = Path(__file__).resolve().parents[1] / "data" / "h200" / "whatif" /
 MODES = {"amp": ("amp", "fp16"), "amp_bf16": ("amp-bf16", "bf16")}  # kernel-table mode: (policy, precision)
 
 
-def norm_amp_samples(doc: dict, path: Path = AMP_KERNELS) -> dict[str, list[dict]]:
-    """{precision: [per batch-norm module scope: measured s, kernels, bytes one SM walks, ideal compute / HBM /
-    cache s, hidden kernels' s]}."""
+def _autocast_forwards(doc: dict, cls: str, path: Path = AMP_KERNELS):
+    """Per training-split autocast case of the kernel tables: (label, precision, measured kernel rows by module scope,
+    [(node, op)] of the predicted forward's kernels with class ``cls`` at the probe calibration)."""
     from .dataset import graph_for, normalise_scope
     from .fit import _zoo_split
 
     if not path.is_file():
-        return {}
+        return
     profile = load_profile("h200")
-    cal = probe_calibration(doc, NORM_AMP)
-    out: dict[str, list[dict]] = {}
+    cal = probe_calibration(doc, cls)
     for case in json.loads(path.read_text()).get("cases", []):
         net, mode = case.get("network", ""), case.get("mode", "")
         if mode not in MODES or case.get("error") or _zoo_split(net) != "train":
@@ -47,23 +46,36 @@ def norm_amp_samples(doc: dict, path: Path = AMP_KERNELS) -> dict[str, list[dict
         if graph is None:
             continue
         policy, prec = MODES[mode]
-        scopes: dict[str, list[dict]] = {}
+        measured: dict[str, list[dict]] = {}
         for r in case.get("rows", []):
-            if r.get("leaf_op") != "Activity Buffer Request" and r["aten_op"] == "aten::batch_norm":
-                scopes.setdefault(normalise_scope(r["module_path"].removeprefix("model.")), []).append(r)
+            if r.get("leaf_op") != "Activity Buffer Request":
+                measured.setdefault(normalise_scope(r["module_path"].removeprefix("model.")), []).append(r)
         nodes = {n.name: n for n in autocast(graph, policy).graph.nodes}
-        pred = predict_graph(graph, profile, policy, cal, batch=int(case["batch"]))
-        for o in pred.ops:
-            node = nodes.get(o.cost.name)
-            if node is None or node.op_type != "BatchNormalization" or not o.cost.kernels \
-                    or o.cost.work.channel_walk is None:
+        ops = [(nodes[o.cost.name], o) for o in predict_graph(graph, profile, policy, cal, batch=int(case["batch"])).ops
+               if o.cost.name in nodes and o.cost.kernels]
+        yield f"{net} {mode} b{case['batch']}", prec, measured, ops
+
+
+def _measured_s(rows: list[dict]) -> float:
+    return sum(r["duration_us"] for r in rows) * 1e-6
+
+
+def norm_amp_samples(doc: dict, path: Path = AMP_KERNELS) -> dict[str, list[dict]]:
+    """{precision: [per batch-norm module scope: measured s, kernels, bytes one SM walks, ideal compute / HBM /
+    cache s, hidden kernels' s]}."""
+    from .dataset import normalise_scope
+
+    sm_count = load_profile("h200").sm_count
+    out: dict[str, list[dict]] = {}
+    for _label, prec, measured, ops in _autocast_forwards(doc, NORM_AMP, path):
+        for node, o in ops:
+            if node.op_type != "BatchNormalization" or o.cost.work.channel_walk is None:
                 continue
-            rows = scopes.get(normalise_scope(node.scope))
+            rows = [r for r in measured.get(normalise_scope(node.scope), []) if r["aten_op"] == "aten::batch_norm"]
             if rows:
-                out.setdefault(prec, []).append({
-                    "measured_s": sum(r["duration_us"] for r in rows) * 1e-6, "kernels": float(o.cost.kernels),
-                    **walk_features(o, profile.sm_count), **ideal_times(o),
-                    "hidden_s": o.extra_time_s})
+                out.setdefault(prec, []).append({"measured_s": _measured_s(rows), "kernels": float(o.cost.kernels),
+                                                 **walk_features(o, sm_count), **ideal_times(o),
+                                                 "hidden_s": o.extra_time_s})
     return out
 
 
@@ -109,35 +121,18 @@ def scope_samples(doc: dict, cls: str, path: Path = AMP_KERNELS) -> list[dict]:
     (one node each): measured kernel sum s, kernels, ideal compute / HBM / cache s (probe calibration)."""
     from predictor.graph.opclass import kernel_class
 
-    from .dataset import graph_for, normalise_scope
-    from .fit import _zoo_split
+    from .dataset import normalise_scope
 
-    profile = load_profile("h200")
-    cal = probe_calibration(doc, cls)
     out = []
-    for case in json.loads(path.read_text()).get("cases", []) if path.is_file() else []:
-        net, mode = case.get("network", ""), case.get("mode", "")
-        if mode not in MODES or case.get("error") or _zoo_split(net) != "train":
-            continue
-        graph = graph_for(net, int(case["batch"]))
-        if graph is None:
-            continue
-        policy, _prec = MODES[mode]
-        measured: dict[str, list[dict]] = {}
-        for r in case.get("rows", []):
-            if r.get("leaf_op") != "Activity Buffer Request":
-                measured.setdefault(normalise_scope(r["module_path"].removeprefix("model.")), []).append(r)
-        nodes = {n.name: n for n in autocast(graph, policy).graph.nodes}
+    for label, _prec, measured, ops in _autocast_forwards(doc, cls, path):
         by_scope: dict[str, list] = {}
-        for o in predict_graph(graph, profile, policy, cal, batch=int(case["batch"])).ops:
-            node = nodes.get(o.cost.name)
-            if node is not None and o.cost.kernels:
-                by_scope.setdefault(normalise_scope(node.scope), []).append((node, o))
-        for scope, ops in by_scope.items():
+        for node, o in ops:
+            by_scope.setdefault(normalise_scope(node.scope), []).append((node, o))
+        for scope, pairs in by_scope.items():
             rows = measured.get(scope)
-            if not rows or len(ops) != 1 or kernel_class(ops[0][0]) != cls or len(rows) != ops[0][1].cost.kernels:
+            if not rows or len(pairs) != 1 or kernel_class(pairs[0][0]) != cls or len(rows) != pairs[0][1].cost.kernels:
                 continue
-            o = ops[0][1]
-            out.append({"measured_s": sum(r["duration_us"] for r in rows) * 1e-6, "kernels": float(o.cost.kernels),
-                        **ideal_times(o), "case": f"{net} {mode} b{case['batch']}"})
+            o = pairs[0][1]
+            out.append({"measured_s": _measured_s(rows), "kernels": float(o.cost.kernels), **ideal_times(o),
+                        "case": label})
     return out
