@@ -1,6 +1,7 @@
 """nn.Module wrappers that make every zoo network take one tensor and return one tensor (needs torch)."""
 from __future__ import annotations
 
+import torch
 import torch.nn as nn
 
 
@@ -49,3 +50,89 @@ class RNNHead(nn.Module):
     def forward(self, x):
         y, _ = self.rnn(x)
         return self.head(y)
+
+
+class BiRNNHead(nn.Module):
+    """Bidirectional LSTM/GRU (batch_first) followed by a per-step linear head."""
+
+    def __init__(self, kind: str, in_features: int, hidden: int, layers: int, out_features: int):
+        super().__init__()
+        rnn_cls = {"lstm": nn.LSTM, "gru": nn.GRU}[kind]
+        self.rnn = rnn_cls(in_features, hidden, num_layers=layers, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * hidden, out_features)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.head(y)
+
+
+class TanhMLP(nn.Module):
+    """Plain wide MLP with tanh activations (PINN-style): depth x Linear(width) + a linear head."""
+
+    def __init__(self, in_features: int, width: int, depth: int, out_features: int):
+        super().__init__()
+        layers: list[nn.Module] = []
+        d = in_features
+        for _ in range(depth):
+            layers += [nn.Linear(d, width), nn.Tanh()]
+            d = width
+        layers.append(nn.Linear(d, out_features))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class ConvAutoencoder(nn.Module):
+    """DCGAN-style convolutional autoencoder: 4x4 stride-2 convolutions down, 4x4 stride-2 transposed up."""
+
+    def __init__(self, channels: tuple[int, ...] = (64, 128, 256, 512)):
+        super().__init__()
+        enc: list[nn.Module] = []
+        c_in = 3
+        for i, c in enumerate(channels):
+            enc += [nn.Conv2d(c_in, c, 4, stride=2, padding=1, bias=i == 0)]
+            if i:
+                enc.append(nn.BatchNorm2d(c))
+            enc.append(nn.LeakyReLU(0.2))
+            c_in = c
+        dec: list[nn.Module] = []
+        for c in list(channels[-2::-1]) + [3]:
+            dec.append(nn.ConvTranspose2d(c_in, c, 4, stride=2, padding=1, bias=c == 3))
+            dec += [nn.Tanh()] if c == 3 else [nn.BatchNorm2d(c), nn.ReLU()]
+            c_in = c
+        self.encoder = nn.Sequential(*enc)
+        self.decoder = nn.Sequential(*dec)
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+class _DoubleConv(nn.Sequential):
+    def __init__(self, c_in: int, c_out: int):
+        super().__init__(nn.Conv2d(c_in, c_out, 3, padding=1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(),
+                         nn.Conv2d(c_out, c_out, 3, padding=1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU())
+
+
+class UNet(nn.Module):
+    """The original U-Net shape (Ronneberger et al.) with padding: max-pool down, 2x2 transposed conv up, skips."""
+
+    def __init__(self, base: int = 32, depth: int = 4, in_channels: int = 3, classes: int = 2):
+        super().__init__()
+        widths = [base * 2 ** i for i in range(depth + 1)]
+        self.down = nn.ModuleList([_DoubleConv(in_channels, widths[0])] +
+                                  [_DoubleConv(widths[i], widths[i + 1]) for i in range(depth)])
+        self.pool = nn.MaxPool2d(2)
+        self.up = nn.ModuleList([nn.ConvTranspose2d(widths[i + 1], widths[i], 2, stride=2) for i in reversed(range(depth))])
+        self.up_conv = nn.ModuleList([_DoubleConv(2 * widths[i], widths[i]) for i in reversed(range(depth))])
+        self.head = nn.Conv2d(widths[0], classes, 1)
+
+    def forward(self, x):
+        skips = []
+        for i, block in enumerate(self.down):
+            x = block(x if i == 0 else self.pool(x))
+            skips.append(x)
+        skips.pop()
+        for up, conv in zip(self.up, self.up_conv):
+            x = conv(torch.cat([up(x), skips.pop()], dim=1))
+        return self.head(x)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
-SPLITS = ("train", "heldout")
+SPLITS = ("train", "heldout", "blind")
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,11 @@ class NetworkSpec:
     vocab_size: int = 0
     default: bool = True
     description: str = ""
+    arch: str = ""      # architecture family for grouped cross-validation (default: the name)
+
+    @property
+    def arch_family(self) -> str:
+        return self.arch or self.name
 
     @property
     def input_name(self) -> str:
@@ -62,6 +67,15 @@ def _torchvision_seg(fn_name: str, in_channels: int = 3, **kwargs: Any) -> Calla
             model.backbone.conv1 = nn.Conv2d(in_channels, old.out_channels, kernel_size=old.kernel_size,
                                              stride=old.stride, padding=old.padding, bias=False)
         return _SelectOut(model)
+
+    return build
+
+
+def _torchvision_video(fn_name: str, **kwargs: Any) -> Callable[[], Any]:
+    def build() -> Any:
+        import torchvision.models.video as tvv
+
+        return getattr(tvv, fn_name)(weights=None, **kwargs)
 
     return build
 
@@ -101,6 +115,22 @@ def _hf(config_name: str, model_name: str = "AutoModel", model_kwargs: dict | No
 def _rnn(kind: str, in_features: int, hidden: int, layers: int, out_features: int) -> Callable[[], Any]:
     def build() -> Any:
         return _RNNHead(kind, in_features, hidden, layers, out_features)
+
+    return build
+
+
+def _timm(name: str, **kwargs: Any) -> Callable[[], Any]:
+    def build() -> Any:
+        import timm
+
+        return timm.create_model(name, pretrained=False, **kwargs)
+
+    return build
+
+
+def _custom(cls_name: str, *args: Any) -> Callable[[], Any]:
+    def build() -> Any:
+        return _wrap(cls_name, *args)
 
     return build
 
@@ -162,11 +192,42 @@ def _specs() -> list[NetworkSpec]:
         S("gru", "rnn", "custom", "heldout", _rnn("gru", 80, 768, 2, 32), "sequence", (100, 80),
           description="GRU(80->768, 2 layers), seq 100, linear head to 32"),
         # ---- extras: not in the default sweep (heavy or redundant); pass --names to use them
-        S("vgg16", "cnn", "torchvision", "train", _torchvision("vgg16"), "image", IMG, default=False),
+
         S("roberta_base", "transformer", "transformers", "train", _hf("RobertaConfig", model_kwargs={"add_pooling_layer": False}, vocab_size=50265),
           "tokens", (SEQ_LEN,), vocab_size=50265, default=False),
-        S("t5_encoder", "transformer", "transformers", "heldout", _hf("T5Config", "T5EncoderModel"),
-          "tokens", (SEQ_LEN,), vocab_size=32128, default=False, description="T5Config() (small) encoder"),
+        # ---- blind split: families absent from every fit, measured once (2026-12-03) and never used to
+        #      choose a model, a class, a constant or a hyperparameter; not in the default sweep
+        S("googlenet", "cnn", "torchvision", "blind",
+          _torchvision("googlenet", aux_logits=False, init_weights=False), "image", IMG, default=False, arch="inception"),
+        S("inception_v3", "cnn", "torchvision", "blind",
+          _torchvision("inception_v3", aux_logits=False, init_weights=False), "image", (3, 299, 299), default=False, arch="inception"),
+        S("vgg16", "cnn", "torchvision", "blind", _torchvision("vgg16"), "image", IMG, default=False, arch="plain_cnn"),
+        S("alexnet", "cnn", "torchvision", "blind", _torchvision("alexnet"), "image", IMG, default=False, arch="plain_cnn"),
+        S("squeezenet1_1", "cnn", "torchvision", "blind", _torchvision("squeezenet1_1"), "image", IMG,
+          default=False, arch="squeezenet"),
+        S("shufflenet_v2_x1_0", "cnn", "torchvision", "blind", _torchvision("shufflenet_v2_x1_0"), "image",
+          IMG, default=False, arch="shufflenet"),
+        S("r3d_18", "cnn", "torchvision", "blind", _torchvision_video("r3d_18"), "image", (3, 16, 112, 112),
+          default=False, arch="video3d", description="3D ResNet-18 on 16 frames of 112x112"),
+        S("conv_autoencoder", "cnn", "custom", "blind", _custom("ConvAutoencoder"), "image", (3, 256, 256),
+          default=False, arch="autoencoder", description="4x4 stride-2 convs 64-512 down, 4x4 stride-2 transposed convs up, 256x256"),
+        S("unet", "segmentation", "custom", "blind", _custom("UNet"), "image", (3, 256, 256), default=False, arch="unet",
+          description="U-Net, widths 32-512, 3x3 convs + BN, 2x2 transposed convs, 256x256"),
+        S("mixer_b16", "mlp", "timm", "blind", _timm("mixer_b16_224"), "image", IMG, default=False, arch="mlp_mixer"),
+        S("poolformer_s12", "cnn", "timm", "blind", _timm("poolformer_s12"), "image", IMG, default=False, arch="metaformer"),
+        S("t5_encoder", "transformer", "transformers", "blind", _hf("T5Config", "T5EncoderModel"),
+          "tokens", (SEQ_LEN,), vocab_size=32128, default=False, arch="t5", description="T5Config() (small) encoder, seq 128"),
+        S("opt_125m", "transformer", "transformers", "blind", _hf("OPTConfig", use_cache=False), "tokens", (SEQ_LEN,),
+          vocab_size=50272, default=False, arch="opt", description="OPTConfig() (125m) decoder, seq 128"),
+        S("llama_small", "transformer", "transformers", "blind",
+          _hf("LlamaConfig", hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num_attention_heads=16,
+              num_key_value_heads=16, vocab_size=32000, max_position_embeddings=2048, use_cache=False),
+          "tokens", (SEQ_LEN,), vocab_size=32000, default=False, arch="llama",
+          description="LlamaConfig d=1024, 8 layers, 16 heads, SwiGLU 2816, RMSNorm, rotary; seq 128"),
+        S("bilstm", "rnn", "custom", "blind", _custom("BiRNNHead", "lstm", 256, 512, 1, 1000), "sequence",
+          (64, 256), default=False, arch="birnn", description="bidirectional LSTM(256->512, 1 layer), seq 64, head to 1000"),
+        S("tanh_mlp", "mlp", "custom", "blind", _custom("TanhMLP", 1024, 4096, 6, 1024), "sequence", (1024,),
+          default=False, arch="mlp", description="6 x Linear(4096) + tanh, 1024 in/out (PINN-style wide MLP)"),
         S("vit_hf", "transformer", "transformers", "heldout", _hf_vit, "image", IMG, default=False,
           description="ViTConfig() defaults via transformers (pixel_values input)"),
     ]
@@ -190,7 +251,7 @@ def names(split: str | None = None, include_extra: bool = False) -> list[str]:
 
 
 def parse_names(arg: str | None) -> list[str]:
-    """'a,b' -> ['a', 'b'] (validated); None/'' -> default sweep; 'train'/'heldout'/'all' allowed."""
+    """'a,b' -> ['a', 'b'] (validated); None/'' -> default sweep; 'train'/'heldout'/'blind'/'all' allowed."""
     if not arg:
         return names()
     out: list[str] = []
@@ -198,7 +259,7 @@ def parse_names(arg: str | None) -> list[str]:
         if not tok:
             continue
         if tok in SPLITS:
-            out += names(tok)
+            out += names(tok, include_extra=tok == "blind")
         elif tok == "all":
             out += names(include_extra=True)
         elif tok in NETWORKS:

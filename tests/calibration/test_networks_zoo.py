@@ -10,7 +10,7 @@ def test_spec_table_fields():
         assert spec.name == name
         assert spec.split in zoo.SPLITS
         assert spec.source in ("torchvision", "timm", "transformers", "custom")
-        assert spec.family in ("cnn", "transformer", "segmentation", "rnn", "detection")
+        assert spec.family in ("cnn", "transformer", "segmentation", "rnn", "detection", "mlp")
         assert spec.input_kind in ("image", "tokens", "sequence")
         assert callable(spec.builder)
         if spec.input_kind == "tokens":
