@@ -30,7 +30,8 @@ EIGHT_BIT_PRECISIONS = ("fp8_e4m3", "fp8_e5m2", "int8")
 PRECISIONS = FLOAT_PRECISIONS + EIGHT_BIT_PRECISIONS
 FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS}   # families not named here run FLOAT_PRECISIONS
 TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
-                        "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned", "rnn_steps")
+                        "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned", "rnn_steps",
+                        "conv_broad", "conv_transpose", "gemm_broad")
 ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error")
@@ -520,6 +521,134 @@ def _elementwise_mixed_cases(p: str) -> Iterator[OpCase]:
                      cast_t)
 
 
+
+# ----------------------------------------------------------------------------- broad kernel sweeps (run 6)
+def _broad_conv_shapes(seed: int = 6, n_shapes: int = 140) -> tuple[tuple[int, ...], ...]:
+    """(N, Cin, H, Cout, k, stride, dilation) drawn once from a fixed seed over the ranges networks use: kernels 1-7,
+    strides 1-4, dilation 1-2, channels 3-2048, spatial 7-224, batch 1-64; capped at 1.5 TFLOP and 1.5 GB of
+    activations so each case runs in milliseconds. Deterministic: the same list on every machine."""
+    import random
+
+    rng = random.Random(seed)
+    out: list[tuple[int, ...]] = []
+    while len(out) < n_shapes:
+        k = rng.choice((1, 1, 3, 3, 3, 5, 7))
+        stride = rng.choice((1, 1, 1, 2, 2, 4)) if k > 1 else rng.choice((1, 1, 2))
+        dil = 2 if k == 3 and stride == 1 and rng.random() < 0.15 else 1
+        cin = rng.choice((3, 16, 32, 64, 128, 256, 512, 1024, 2048))
+        cout = rng.choice((16, 32, 64, 128, 256, 512, 1024, 2048))
+        h = rng.choice((7, 14, 28, 56, 112, 224))
+        n = rng.choice((1, 8, 32, 64))
+        ho = (h + 2 * (dil * (k - 1) // 2) - dil * (k - 1) - 1) // stride + 1
+        if ho < 1:
+            continue
+        flops = 2.0 * n * cout * ho * ho * cin * k * k
+        act = 4.0 * n * (cin * h * h + cout * ho * ho)
+        if flops > 1.5e12 or act > 1.5e9 or flops < 1e6:
+            continue
+        out.append((n, cin, h, cout, k, stride, dil))
+    return tuple(out)
+
+
+CONV_BROAD = _broad_conv_shapes()
+# the audit's large-spatial plain convolutions (VGG-like 3x3 x128 at 224, 5x5 stride 2), always in the set
+CONV_BROAD_FIXED = ((64, 64, 224, 128, 3, 1, 1), (64, 128, 224, 128, 3, 1, 1), (32, 64, 224, 64, 3, 1, 1),
+                    (32, 64, 112, 128, 5, 2, 1), (32, 3, 224, 64, 3, 1, 1), (32, 256, 56, 256, 3, 1, 1))
+
+
+def _conv_dilated_case(p: str, family: str, n: int, cin: int, h: int, cout: int, k: int, stride: int,
+                       dil: int) -> OpCase:
+    pad = dil * (k - 1) // 2
+    ho = (h + 2 * pad - dil * (k - 1) - 1) // stride + 1
+    elt = ELT_BYTES[p]
+    flops = 2.0 * n * cout * ho * ho * cin * k * k
+    nbytes = float(elt * (n * cin * h * h + cout * cin * k * k + n * cout * ho * ho))
+
+    def setup():
+        import torch.nn.functional as F
+
+        x, wt = _rand((n, cin, h, h), p), _rand((cout, cin, k, k), p)
+        return lambda: F.conv2d(x, wt, None, stride, pad, dil, 1)
+    params = {"N": n, "C": cin, "H": h, "W": h, "K": cout, "R": k, "S": k, "stride": stride, "pad": pad,
+              "groups": 1, "dilation": dil, "Ho": ho, "Wo": ho}
+    return OpCase("conv2d", family, p, params, flops, nbytes, setup)
+
+
+def _conv_broad_cases(p: str) -> Iterator[OpCase]:
+    for shape in CONV_BROAD_FIXED + CONV_BROAD:
+        yield _conv_dilated_case(p, "conv_broad", *shape)
+
+
+# (N, Cin, H, Cout, k, stride): transposed convolutions (DCGAN/autoencoder 4x4 stride 2, U-Net 2x2 stride 2)
+CONV_TRANSPOSE = tuple((n, cin, h, cout, k, 2) for n in (1, 32) for k in (2, 4)
+                       for cin, h, cout in ((512, 8, 256), (256, 16, 128), (128, 32, 64), (64, 64, 3),
+                                            (1024, 16, 512), (256, 64, 128), (128, 128, 64)))
+
+
+def _conv_transpose_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for n, cin, h, cout, k, s in CONV_TRANSPOSE:
+        pad = (k - s) // 2
+        ho = (h - 1) * s - 2 * pad + k
+        flops = 2.0 * n * cin * h * h * cout * k * k
+        nbytes = float(elt * (n * cin * h * h + cin * cout * k * k + n * cout * ho * ho))
+
+        def setup(n=n, cin=cin, h=h, cout=cout, k=k, s=s, pad=pad):
+            import torch.nn.functional as F
+
+            x, wt = _rand((n, cin, h, h), p), _rand((cin, cout, k, k), p)
+            return lambda: F.conv_transpose2d(x, wt, None, s, pad)
+        yield OpCase("conv_transpose2d", "conv_transpose", p,
+                     {"N": n, "C": cin, "H": h, "W": h, "K": cout, "R": k, "S": k, "stride": s, "pad": pad,
+                      "Ho": ho, "Wo": ho}, flops, nbytes, setup)
+
+
+# (M, N, K) of x [M, K] @ W^T [K, N] as F.linear runs it: skinny (decode-like), square, huge K
+GEMM_BROAD = tuple((m, n, k) for m in (1, 8, 32, 128, 512, 2048, 8192) for n, k in
+                   ((768, 768), (3072, 768), (768, 3072), (4096, 4096), (11008, 4096), (4096, 11008),
+                    (1024, 16384), (256, 65536), (50272, 768)))
+
+
+def _gemm_broad_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for m, n, k in GEMM_BROAD:
+        def setup(m=m, n=n, k=k):
+            import torch.nn.functional as F
+
+            x, w = _rand((m, k), p), _rand((n, k), p)
+            return lambda: F.linear(x, w)
+        yield OpCase("linear", "gemm_broad", p, {"M": m, "N": n, "K": k}, *gemm_cost(m, n, k, elt), setup)
+
+
+# (rows, D): RMS norm as LLaMA's modules run it (x * rsqrt(mean(x^2) + eps) * w: several kernels in eager) and
+# group norm (N, C, H, groups)
+RMS_NORM = tuple((rows, d) for rows in (128, 4096, 32768) for d in (1024, 4096))
+GROUP_NORM = ((1, 64, 56, 1), (32, 64, 56, 1), (1, 320, 28, 1), (32, 320, 28, 1), (32, 128, 64, 32), (8, 512, 32, 32))
+
+
+def _norm_broad_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for rows, d in RMS_NORM:
+        def setup(rows=rows, d=d):
+            import torch
+
+            x, w = _rand((rows, d), p), _rand((d,), p)
+
+            def rms():
+                xf = x.float()
+                return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * w
+            return rms
+        yield OpCase("rms_norm", "norm_broad", p, {"tokens": rows, "D": d}, 5.0 * rows * d,
+                     float(elt * 2 * rows * d), setup)
+    for n, c, h, g in GROUP_NORM:
+        def setup(n=n, c=c, h=h, g=g):
+            import torch.nn.functional as F
+
+            x, w, b = _rand((n, c, h, h), p), _rand((c,), p), _rand((c,), p)
+            return lambda: F.group_norm(x, g, w, b)
+        yield OpCase("group_norm", "norm_broad", p, {"N": n, "C": c, "H": h, "groups": g}, 8.0 * n * c * h * h,
+                     float(elt * 2 * n * c * h * h), setup)
+
 FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "gemm": _gemm_cases, "bmm": _bmm_cases, "conv_resnet50": _conv_resnet50_cases,
     "conv_depthwise": _conv_depthwise_cases, "conv_grouped": _conv_grouped_cases,
@@ -529,6 +658,8 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "conv_grouped_width": _conv_grouped_width_cases, "layer_norm_rows": _layer_norm_rows_cases,
     "bmm_unaligned": _bmm_unaligned_cases, "softmax_rows": _softmax_rows_cases, "rnn_steps": _rnn_steps_cases,
     "elementwise_mixed": _elementwise_mixed_cases,
+    "conv_broad": _conv_broad_cases, "conv_transpose": _conv_transpose_cases, "gemm_broad": _gemm_broad_cases,
+    "norm_broad": _norm_broad_cases,
 }
 
 
