@@ -163,15 +163,15 @@ def _specs() -> list[NetworkSpec]:
     S = NetworkSpec
     return [
         # ---- training split: networks whose measurements calibrate the model
-        S("resnet18", "cnn", "torchvision", "train", _torchvision("resnet18"), "image", IMG),
-        S("resnet50", "cnn", "torchvision", "train", _torchvision("resnet50"), "image", IMG),
-        S("mobilenet_v3_large", "cnn", "torchvision", "train", _torchvision("mobilenet_v3_large"), "image", IMG),
+        S("resnet18", "cnn", "torchvision", "train", _torchvision("resnet18"), "image", IMG, arch="resnet"),
+        S("resnet50", "cnn", "torchvision", "train", _torchvision("resnet50"), "image", IMG, arch="resnet"),
+        S("mobilenet_v3_large", "cnn", "torchvision", "train", _torchvision("mobilenet_v3_large"), "image", IMG, arch="mobilenet"),
         S("convnext_tiny", "cnn", "torchvision", "train", _torchvision("convnext_tiny"), "image", IMG),
         S("densenet121", "cnn", "torchvision", "train", _torchvision("densenet121"), "image", IMG),
         S("vit_b_16", "transformer", "torchvision", "train", _torchvision("vit_b_16"), "image", IMG),
         S("deeplabv3_resnet50", "segmentation", "torchvision", "train",
-          _torchvision_seg("deeplabv3_resnet50"), "image", SEG),
-        S("lraspp_mobilenet_v3_large", "segmentation", "torchvision", "train", _lraspp, "image", SEG),
+          _torchvision_seg("deeplabv3_resnet50"), "image", SEG, arch="resnet"),
+        S("lraspp_mobilenet_v3_large", "segmentation", "torchvision", "train", _lraspp, "image", SEG, arch="mobilenet"),
         S("bert_base", "transformer", "transformers", "train", _hf("BertConfig", model_kwargs={"add_pooling_layer": False}), "tokens", (SEQ_LEN,),
           vocab_size=30522, description="BertConfig() defaults, seq 128"),
         S("lstm", "rnn", "custom", "train", _rnn("lstm", 256, 512, 2, 10000), "sequence", (64, 256),
@@ -185,10 +185,10 @@ def _specs() -> list[NetworkSpec]:
         S("distilbert", "transformer", "transformers", "heldout", _hf("DistilBertConfig"), "tokens",
           (SEQ_LEN,), vocab_size=30522, description="DistilBertConfig() defaults, seq 128"),
         S("fcn_resnet50", "segmentation", "torchvision", "heldout", _torchvision_seg("fcn_resnet50"),
-          "image", SEG),
+          "image", SEG, arch="resnet"),
         S("deepcam_lite", "segmentation", "custom", "heldout",
           _torchvision_seg("deeplabv3_resnet50", in_channels=16, num_classes=3), "image", (16, 384, 576),
-          description="DeepCAM-like: deeplabv3_resnet50 with 16 input channels, 3 classes, 384x576"),
+          description="DeepCAM-like: deeplabv3_resnet50 with 16 input channels, 3 classes, 384x576", arch="resnet"),
         S("gru", "rnn", "custom", "heldout", _rnn("gru", 80, 768, 2, 32), "sequence", (100, 80),
           description="GRU(80->768, 2 layers), seq 100, linear head to 32"),
         # ---- extras: not in the default sweep (heavy or redundant); pass --names to use them
