@@ -47,10 +47,10 @@ from .graph.opclass import hidden_entry, kernel_class, op_class
 from .machine.profile import MachineProfile, _reject_constant
 from .precision import PrecisionPolicy
 from .roofline import bound_of, level_times_s
+from .timing import hidden_bytes_share, hidden_kernel_time, kernel_features, kernel_time
 from .types import Bound, MemLevel, Node, OpCost, OpPrediction, PredictorError, Unit, frozen_map
 
 SCHEMA_VERSION = 1
-TILE = 128
 _NO_TIME = frozen_map({k: 0.0 for k in ("compute", "L1", "L2", "HBM", "latency")})
 
 
@@ -121,14 +121,6 @@ def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
     return padded_gemm_flops(gemm) / useful if useful > 0 else 1.0
 
 
-def gemm_tiles(gemm: tuple[int, int, int, int] | None, tile: int = TILE) -> int:
-    if gemm is None:
-        return 0
-    b, m, n, _ = gemm
-    return b * math.ceil(m / tile) * math.ceil(n / tile)
-
-
-
 class FittedCalibration:
     """Implements the Calibration protocol of predictor.calibrate from a fitted parameter file."""
 
@@ -155,21 +147,9 @@ class FittedCalibration:
         by_p = self.classes.get(cls) or self.classes["default"]
         return by_p.get(precision) or by_p.get("*") or self.classes["default"]["*"]
 
-    def _kernel_time(self, cost: OpCost, profile: MachineProfile, prm: ClassParams, kernels: int,
-                     wave: float) -> tuple[float, dict[str, float]]:
-        ideal = level_times_s(cost, profile, 0.0)
-        k = cost.work.gemm[3] if cost.work.gemm else 0
-        k_eff = k / (k + self.gemm_k_half) if k else 1.0
-        pad = tile_padding(cost.work.gemm)
-        comp = ideal["compute"] * pad / (prm.eff_compute * wave * k_eff) if ideal["compute"] else 0.0
-        # HBM and L2 at the class's achieved fractions (eff_l2 is 1 but for GEMV-stepped RNNs); L1 at the ERT one
-        eff = {MemLevel.HBM: prm.eff_memory, MemLevel.L2: prm.eff_l2}
-        mem = {lv.value: ideal[lv.value] / eff.get(lv, 1.0) for lv in MemLevel}
-        fixed = kernels * prm.t0_s + cost.work.rows / profile.sm_count * prm.row_s + channel_walk_units(
-            cost.work.channel_walk, profile.sm_count) * prm.row_s + walk_waves(
-            cost.work.channel_walk, profile.sm_count) * prm.block_s
-        times = {"compute": comp, **mem, "latency": fixed}
-        body = max([comp] + list(mem.values()))
+    def _kernel_time(self, cost: OpCost, profile: MachineProfile, prm: ClassParams,
+                     precision: str) -> tuple[float, dict[str, float]]:
+        fixed, body, times = kernel_time(kernel_features(cost, profile, precision), prm, self.gemm_k_half)
         return fixed + body, times
 
     def hidden_kernels(self, node: Node, precision: str, op: str | None = None) -> list[HiddenKernel]:
@@ -190,15 +170,14 @@ class FittedCalibration:
         op = runtime_op(node, cost.work)
         cls = kernel_class(node, op)
         prm = self.params(cls, policy.name)
-        wave = gemm_wave(cost.work.gemm, policy.name, profile.sm_count)
-        t, times = self._kernel_time(cost, profile, prm, cost.kernels, wave)
+        t, times = self._kernel_time(cost, profile, prm, policy.name)
         extra_names, extra_t = [], 0.0
         hidden = self.hidden_kernels(node, policy.name, op)
         counts = [h.count_for(node) for h in hidden]
         for h, n in zip(hidden, counts):
-            moved = _hidden_bytes(cost, h.bytes_of) * hidden_bytes_share(n)
             hp = self.params(h.kind, policy.name)
-            extra_t += n * hp.t0_s + moved / (profile.bandwidth(MemLevel.HBM) * hp.eff_memory)
+            extra_t += hidden_kernel_time(n, _hidden_bytes(cost, h.bytes_of) / profile.bandwidth(MemLevel.HBM),
+                                          hp.t0_s, hp.eff_memory)
             extra_names.append(f"{h.kind} x{n:g}")
         n_kernels = cost.kernels + sum(counts)
         total = t + extra_t + n_kernels * self.kernel_gap_s
@@ -240,12 +219,6 @@ def walk_waves(walk: tuple[int, int] | None, sm_count: int) -> int:
 def channel_walk_units(walk: tuple[int, int] | None, sm_count: int) -> float:
     """Bytes one SM walks in a block-walk kernel (OpWork.channel_walk): ceil(blocks / SMs) x bytes per block."""
     return walk_waves(walk, sm_count) * walk[1] if walk else 0.0
-
-
-def hidden_bytes_share(count: float) -> float:
-    """Share of a node's ``bytes_of`` bytes its hidden kernels move: a transform each of the input and the
-    output (weights are small), so one kernel moves about half and two or more move all of it."""
-    return min(count, 2.0) / 2.0
 
 
 def _bound(times: dict[str, float]) -> Bound:

@@ -106,7 +106,7 @@ def fit_elementwise_mixed(doc: dict, log=print) -> dict:
         return x["kernels"] * t0 + np.maximum(np.maximum(x["compute_s"], x["hbm_s"] / em), x["cache_s"])
 
     sol = least_squares(lambda th: np.log(model(th) / x["measured_s"]), np.log([2e-6, 0.5]),
-                        bounds=(np.log([2e-7, 0.02]), np.log([1e-4, 3.0])))
+                        bounds=(np.log([2e-7, 0.02]), np.log([1e-4, 1.0])))
     t0, em = (float(v) for v in np.exp(sol.x))
     err = np.abs(model(sol.x) / x["measured_s"] - 1)
     cases = sorted({s["case"] for s in samples})

@@ -19,12 +19,14 @@ import datetime as _dt
 import json
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from predictor.fitted import gemm_wave, tile_padding
+from types import SimpleNamespace
+
+from predictor.timing import NUMPY_OPS, PARAMS, hidden_kernel_time, kernel_features, kernel_time, param_bounds
 from predictor.graph.cost import cost_graph
 from predictor.graph.fused import runtime_op
 from predictor.graph.opclass import KERNEL_CLASSES, hidden_entry, hidden_key, kernel_class, op_class
@@ -35,6 +37,7 @@ from predictor.roofline import level_times_s
 from predictor.types import MemLevel
 
 from .dataset import Case, graph_for, kernels_by_scope, load_cases, load_kernels, normalise_scope
+from .kernel_samples import FIT_FAMILIES, micro_costs, row_label
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 # precisions that share one parameter set (tried: fp16 with bf16 made both splits worse, 14%/23% MAPE
@@ -49,8 +52,6 @@ TRAINING_CLASSES = ("optimizer", "depthwise_grad", "norm_train")
 # and those only autocast runs (calibration/fit/amp_fit.py)
 AMP_CLASSES = ("norm_amp", "elementwise_mixed")
 FIT_CLASSES = tuple(c for c in KERNEL_CLASSES if c not in TRAINING_CLASSES + AMP_CLASSES) + ("layout",)
-TENSOR_PRECISIONS = ("tf32", "fp16", "bf16")
-MIN_TENSOR_EFFICIENCY = 0.6
 CASE_WEIGHT = 2.0  # weight of each training case's whole-network log error against its scope samples
 MIN_SCOPES = 4  # a (class, precision) group with fewer samples uses the class's all-precision fit
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "predictor" / "data" / "calibration_h200.json"
@@ -58,22 +59,55 @@ DEFAULT_OUT = Path(__file__).resolve().parents[2] / "predictor" / "data" / "cali
 
 @dataclass
 class NodeRows:
-    """Per costed node of all samples: the fit's fixed inputs (numpy arrays, one entry per node)."""
+    """Per costed node of all samples: the fit's fixed inputs (numpy arrays, one entry per node). The feature
+    fields are predictor.timing.KernelFeatures', so that predictor.timing.kernel_time prices them."""
 
     group: np.ndarray  # index into groups
     kernels: np.ndarray
-    compute_s: np.ndarray  # ideal compute time at 100% of the ceiling / wave efficiency
+    compute_s: np.ndarray  # ideal compute time at 100% of the ceiling, tile padding and wave efficiency included
     gemm_k: np.ndarray  # reduction length of the node's GEMM (0 when it runs none)
-    memory_s: np.ndarray  # ideal HBM time at 100% of bandwidth (scaled by the class's eff_memory)
-    cache_s: np.ndarray  # ideal L1/L2 time (slowest of the two) at the measured cache bandwidths, the L2 time
-    # divided by the group's eff_l2 (held fixed: rnn_gemv_l2_efficiency)
+    hbm_s: np.ndarray  # ideal HBM time at 100% of bandwidth
+    l2_s: np.ndarray
+    l1_s: np.ndarray
+    rows_per_sm: np.ndarray  # rows of a block-per-row kernel (OpWork.rows) per SM
+    walk_waves: np.ndarray
+    walk_bytes_per_sm: np.ndarray
     hidden: np.ndarray  # hidden kernels
     hidden_s: np.ndarray  # ideal HBM time of the hidden kernels' bytes
     layout_group: np.ndarray
-    rows_per_sm: np.ndarray  # rows of a block-per-row kernel (OpWork.rows) per SM
     overlaps: np.ndarray  # 1 where the node overlaps its producer (stacked RNN layer), else 0
     sample: np.ndarray  # index of the scope sample, -1 for nodes of modules no kernel was attributed to
-    case: np.ndarray  # index of the case
+    case: np.ndarray  # index of the case, -1 for microbenchmark samples
+
+
+_FEATURES = ("kernels", "compute_s", "gemm_k", "hbm_s", "l2_s", "l1_s", "rows_per_sm", "walk_waves",
+             "walk_bytes_per_sm")
+_ROW_FIELDS = ("group",) + _FEATURES + ("hidden", "hidden_s", "layout_group", "overlaps", "sample", "case")
+
+
+def node_columns() -> dict[str, list]:
+    return {k: [] for k in _ROW_FIELDS}
+
+
+def append_node(cols: dict[str, list], cost, node, precision: str, profile, hidden: dict, groups: dict,
+                sample: int, case: int) -> None:
+    """One costed node's row: its kernel features (predictor.timing.kernel_features), group and hidden kernels."""
+    f = kernel_features(cost, profile, precision)
+    op = runtime_op(node, cost.work)
+    for k in _FEATURES:
+        cols[k].append(getattr(f, k))
+    cols["group"].append(groups[(kernel_class(node, op), precision)])
+    cols["hidden"].append(hidden_count(hidden, node, precision, op))
+    cols["hidden_s"].append(_hidden_bytes(cost) / profile.bandwidth(MemLevel.HBM))
+    cols["layout_group"].append(groups[("layout", precision)])
+    cols["overlaps"].append(1.0 if cost.work.overlaps_producer else 0.0)
+    cols["sample"].append(sample)
+    cols["case"].append(case)
+
+
+def node_rows(cols: dict[str, list]) -> NodeRows:
+    ints = ("group", "layout_group", "sample", "case")
+    return NodeRows(**{k: np.asarray(v, dtype=int if k in ints else float) for k, v in cols.items()})
 
 
 def _zoo_split(network: str) -> str:
@@ -161,12 +195,11 @@ def learn_autocast_hidden(path: Path = AMP_KERNELS) -> dict[str, dict[str, float
                                                if len(xs) >= 3}} if extra else {}
 
 
-def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: dict,
-               eff_l2: dict[tuple[str, str], float] | None = None):
-    """Scope samples of the cases: (NodeRows, measured seconds per sample, weight per sample)."""
-    cols = {k: [] for k in ("group", "kernels", "compute_s", "gemm_k", "memory_s", "cache_s", "hidden", "hidden_s",
-                            "layout_group", "rows_per_sm", "overlaps", "sample", "case")}
-    measured, weights, case_ref = [], [], []
+def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: dict):
+    """Scope samples of the cases: (NodeRows, measured seconds per sample, weight per sample, reference time per
+    case, case index per sample)."""
+    cols = node_columns()
+    measured, weights, case_ref, sample_case = [], [], [], []
     for case in cases:
         rows = kernels.get(case.key)
         gc, nodes = _costs(case, profile)
@@ -185,31 +218,13 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
                 sid = len(measured)
                 measured.append(meas[scope])
                 weights.append(math.sqrt(meas[scope] / total))
+                sample_case.append(cid)
             else:
                 sid = -1
             for c in cs:
-                ideal = level_times_s(c, profile, 0.0)
-                wave = gemm_wave(c.work.gemm, case.precision, profile.sm_count)
-                op = runtime_op(nodes[c.name], c.work)
-                h = hidden_count(hidden, nodes[c.name], case.precision, op)
-                hb = _hidden_bytes(c)
-                cols["group"].append(groups[(kernel_class(nodes[c.name], op), case.precision)])
-                cols["kernels"].append(c.kernels)
-                cols["compute_s"].append(ideal["compute"] * tile_padding(c.work.gemm) / wave)
-                cols["gemm_k"].append(float(c.work.gemm[3]) if c.work.gemm else 0.0)
-                cols["memory_s"].append(ideal[MemLevel.HBM.value])
-                l2 = (eff_l2 or {}).get((kernel_class(nodes[c.name], op), case.precision), 1.0)
-                cols["cache_s"].append(max(ideal[MemLevel.L1.value], ideal[MemLevel.L2.value] / l2))
-                cols["hidden"].append(h)
-                cols["hidden_s"].append(hb / profile.bandwidth(MemLevel.HBM))
-                cols["layout_group"].append(groups[("layout", case.precision)])
-                cols["rows_per_sm"].append(c.work.rows / profile.sm_count)
-                cols["overlaps"].append(1.0 if c.work.overlaps_producer else 0.0)
-                cols["sample"].append(sid)
-                cols["case"].append(cid)
-    ints = ("group", "layout_group", "sample", "case")
-    arrays = NodeRows(**{k: np.asarray(v, dtype=int if k in ints else float) for k, v in cols.items()})
-    return arrays, np.asarray(measured), np.asarray(weights), np.asarray(case_ref)
+                append_node(cols, c, nodes[c.name], case.precision, profile, hidden, groups, sid, cid)
+    return (node_rows(cols), np.asarray(measured), np.asarray(weights), np.asarray(case_ref),
+            np.asarray(sample_case, dtype=int))
 
 
 GEMV_KERNEL = "gemv"  # cuBLAS's matrix-vector kernels (gemv2T_kernel_val, internal::gemvx::kernel)
@@ -255,84 +270,199 @@ def unpack(theta: np.ndarray):
     return (np.exp(g3[0::3]), np.exp(g3[1::3]), np.exp(g3[2::3]), np.exp(row), float(theta[-2]), math.exp(theta[-1]))
 
 
-def _fixed_and_body(theta: np.ndarray, rows: NodeRows) -> tuple[np.ndarray, np.ndarray]:
+def _fixed_and_body(theta: np.ndarray, rows: NodeRows, eff_l2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(fixed, rest) per node by predictor.timing's kernel_time, the hidden kernels in ``rest``; ``eff_l2`` per group
+    (held fixed: rnn_gemv_l2_efficiency)."""
     t0, ec, em, row_s, _, k_half = unpack(theta)
     g, lg = rows.group, rows.layout_group
-    k_eff = np.where(rows.gemm_k > 0, rows.gemm_k / (rows.gemm_k + k_half), 1.0)
-    body = np.maximum(np.maximum(np.where(rows.compute_s > 0, rows.compute_s / (ec[g] * k_eff), 0.0),
-                                 rows.memory_s / em[g]), rows.cache_s)
-    fixed = rows.kernels * t0[g] + rows.rows_per_sm * row_s[g]
+    prm = SimpleNamespace(t0_s=t0[g], eff_compute=ec[g], eff_memory=em[g], eff_l2=eff_l2[g], row_s=row_s[g],
+                          block_s=0.0)
+    fixed, body, _ = kernel_time(rows, prm, k_half, NUMPY_OPS)
     # hidden kernels: t0 each plus one pass over the node's bytes (half for one kernel: hidden_bytes_share)
-    hidden = rows.hidden * t0[lg] + np.minimum(rows.hidden, 2.0) / 2.0 * rows.hidden_s / em[lg]
-    return fixed, body + hidden
+    return fixed, body + hidden_kernel_time(rows.hidden, rows.hidden_s, t0[lg], em[lg])
 
 
-def node_times(theta: np.ndarray, rows: NodeRows) -> np.ndarray:
+def node_times(theta: np.ndarray, rows: NodeRows, eff_l2: np.ndarray) -> np.ndarray:
     """Summed kernel time of each node (what an eager profile's module scope measures)."""
-    fixed, rest = _fixed_and_body(theta, rows)
+    fixed, rest = _fixed_and_body(theta, rows, eff_l2)
     return fixed + rest
 
 
-def predict_samples(theta: np.ndarray, rows: NodeRows, n_samples: int) -> np.ndarray:
-    node = node_times(theta, rows)
+def predict_samples(theta: np.ndarray, rows: NodeRows, n_samples: int, eff_l2: np.ndarray) -> np.ndarray:
+    node = node_times(theta, rows, eff_l2)
     m = rows.sample >= 0
     return np.bincount(rows.sample[m], weights=node[m], minlength=n_samples)
 
 
-def predict_cases(theta: np.ndarray, rows: NodeRows, n_cases: int, gap_s: float) -> np.ndarray:
+def predict_cases(theta: np.ndarray, rows: NodeRows, n_cases: int, gap_s: float, eff_l2: np.ndarray) -> np.ndarray:
     """Whole-network time: every node plus the graph-replay gap after each kernel (hidden ones too), less the
     share ``rnn_overlap`` of the fixed costs of nodes that overlap their producer (as FittedCalibration)."""
-    fixed, rest = _fixed_and_body(theta, rows)
+    fixed, rest = _fixed_and_body(theta, rows, eff_l2)
     overlap = unpack(theta)[4]
     gaps = gap_s * (rows.kernels + rows.hidden)
     node = fixed + rest + gaps - overlap * rows.overlaps * (fixed + gaps)
-    return np.bincount(rows.case, weights=node, minlength=n_cases)
+    m = rows.case >= 0
+    return np.bincount(rows.case[m], weights=node[m], minlength=n_cases)
 
 
-def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
-    from scipy.optimize import least_squares
+@dataclass(frozen=True)
+class FitSettings:
+    """The fit's hyperparameters (chosen by grouped cross-validation: calibration/fit/cv.py)."""
 
+    case_weight: float = CASE_WEIGHT  # weight of each training case's whole-network log error
+    micro_weight: float = 0.3  # weight of each microbenchmark kernel's log error (scope samples: sqrt of their share)
+    prior: float = 0.3  # log-space ridge towards the starting values (x 0.05), for groups with little data
+    micro_families: tuple[str, ...] = FIT_FAMILIES
+
+
+@dataclass
+class FitData:
+    """Everything the solver needs, built once (costing the graphs is the slow part): node rows of the networks'
+    scope samples (case >= 0) and of the microbenchmark kernels (case -1), measured times and weights."""
+
+    rows: NodeRows
+    measured: np.ndarray  # per sample
+    weights: np.ndarray  # per sample (network scopes: sqrt of their share of the case; microbenchmarks: 1)
+    sample_case: np.ndarray  # case index per sample, -1 for microbenchmark samples
+    case_ref: np.ndarray  # reference time per case
+    case_names: list[str]  # network per case
+    keys: list[tuple[str, str]]
+    groups: dict[tuple[str, str], int]
+    hidden: dict
+    eff_l2_by_key: dict[tuple[str, str], float]
+    eff_l2: np.ndarray  # per group
+    counts: np.ndarray  # nodes per group (hidden kernels counted for the layout group)
+    gap_s: float
+    micro_labels: list[str]
+
+
+def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple[str, ...] = FIT_FAMILIES,
+                log=print) -> FitData:
     hidden = learn_hidden_kernels(cases, kernels, profile)
-    # groups: per (class, precision), plus per class over all precisions ("*") used as the prior
     keys = [(c, p) for c in FIT_CLASSES for p in PRECISIONS if p not in SHARED]
     groups = {k: i for i, k in enumerate(keys)}
     groups.update({(c, p): groups[(c, q)] for c in FIT_CLASSES for p, q in SHARED.items()})
     eff_l2 = rnn_gemv_l2_efficiency(cases, kernels, profile)
     for (cls, prec), e in sorted(eff_l2.items()):
         log(f"{cls} {prec}: recurrent GEMV kernels stream R from L2 at {e:.3f} of the ERT L2 bandwidth")
-    rows, measured, weights, case_ref = build_rows(cases, kernels, profile, hidden, groups, eff_l2)
-    n = len(measured)
-    n_cases = len(case_ref)
+    rows, measured, weights, case_ref, sample_case = build_rows(cases, kernels, profile, hidden, groups)
+    # microbenchmark kernels: one node per measured call, a sample each (calibration/fit/kernel_samples.py)
+    cols = node_columns()
+    micro_meas, labels = [], []
+    for r, node, cost in micro_costs(micro_families, profile):
+        sid = len(measured) + len(micro_meas)
+        append_node(cols, cost, node, r["precision"], profile, hidden, groups, sid, -1)
+        micro_meas.append(float(r["time_s"]))
+        labels.append(row_label(r))
+    if micro_meas:
+        micro = node_rows(cols)
+        rows = NodeRows(**{k: np.concatenate([getattr(rows, k), getattr(micro, k)]) for k in _ROW_FIELDS})
+    measured = np.concatenate([measured, micro_meas])
+    weights = np.concatenate([weights, np.ones(len(micro_meas))])
+    sample_case = np.concatenate([sample_case, -np.ones(len(micro_meas), dtype=int)])
+    l2 = np.ones(len(keys))
+    for k, e in eff_l2.items():
+        l2[groups[k]] = e
     counts = np.bincount(rows.group, minlength=len(keys)) + \
         np.bincount(rows.layout_group, weights=(rows.hidden > 0).astype(float), minlength=len(keys)).astype(int)
-    # row cost per group: starts at 0.1 us per row per SM; rnn overlap starts at none
-    extra0 = [math.log(1e-7)] * len(keys) + [0.0, math.log(256.0)]
-    theta0 = np.append(np.tile([math.log(3e-6), math.log(0.7), math.log(0.6)], len(keys)), extra0)
-    prior = 0.3  # pulls groups with little data to the common starting point (log-space ridge)
+    names = [c.network for c in cases if kernels.get(c.key) and graph_for(c.network, c.batch) is not None]
+    return FitData(rows, measured, weights, sample_case, case_ref, names, keys, groups, hidden, eff_l2, l2, counts,
+                   profile.kernel_gap_s, labels)
+
+
+_PARAM_ORDER = ("t0_s", "eff_compute", "eff_memory")
+
+
+def _theta_bounds(data: FitData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Starting point and bounds (log space) from predictor.timing.params: per group t0, eff_compute, eff_memory,
+    then the groups' row costs, then rnn_overlap (linear) and gemm_k_half."""
+    th0, lo, hi = [], [], []
+    for cls, prec in data.keys:
+        for name in _PARAM_ORDER:
+            a, b = param_bounds(name, cls, prec)
+            th0.append(math.log(min(max(PARAMS[name].start, a), b)))
+            lo.append(math.log(a))
+            hi.append(math.log(b))
+    a, b = param_bounds("row_s")
+    th0 += [math.log(PARAMS["row_s"].start)] * len(data.keys) + [0.0, math.log(256.0)]
+    lo += [math.log(a)] * len(data.keys) + [0.0, math.log(1.0)]
+    hi += [math.log(b)] * len(data.keys) + [0.9, math.log(16384.0)]
+    return np.asarray(th0), np.asarray(lo), np.asarray(hi)
+
+
+def _sample_times(theta: np.ndarray, data: FitData) -> np.ndarray:
+    """Predicted time per sample: the nodes' kernel times; a microbenchmark call also pays the graph-replay gap of
+    each of its kernels (its measured time is replay time per call)."""
+    rows = data.rows
+    node = node_times(theta, rows, data.eff_l2)
+    node = node + np.where(rows.case < 0, data.gap_s * (rows.kernels + rows.hidden), 0.0)
+    m = rows.sample >= 0
+    return np.bincount(rows.sample[m], weights=node[m], minlength=len(data.measured))
+
+
+def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozenset()):
+    """Robust least squares on the log errors of the kernel samples (weighted) and of the whole training cases
+    (``case_weight``); networks in ``exclude`` are left out (grouped cross-validation)."""
+    from scipy.optimize import least_squares
+
+    theta0, lo, hi = _theta_bounds(data)
+    keep_case = np.asarray([n not in exclude for n in data.case_names], dtype=float)
+    sample_w = data.weights * np.where(data.sample_case >= 0, keep_case[np.maximum(data.sample_case, 0)],
+                                       settings.micro_weight)
+    n_cases = len(data.case_ref)
 
     def resid(theta):
-        pred = predict_samples(theta, rows, n)
-        r = weights * np.log(np.maximum(pred, 1e-9) / measured)
-        whole = predict_cases(theta, rows, n_cases, profile.kernel_gap_s)
-        rc = CASE_WEIGHT * np.log(np.maximum(whole, 1e-9) / case_ref)
-        return np.concatenate([r, rc, prior * 0.05 * (theta - theta0)])
+        pred = _sample_times(theta, data)
+        r = sample_w * np.log(np.maximum(pred, 1e-9) / data.measured)
+        whole = predict_cases(theta, data.rows, n_cases, data.gap_s, data.eff_l2)
+        rc = settings.case_weight * keep_case * np.log(np.maximum(whole, 1e-9) / data.case_ref)
+        return np.concatenate([r, rc, settings.prior * 0.05 * (theta - theta0)])
 
-    lo = np.append(np.tile([math.log(2e-7), math.log(0.02), math.log(0.02)], len(keys)),
-                   [math.log(1e-10)] * len(keys) + [0.0, math.log(1.0)])
-    # library GEMM/conv kernels on tensor cores reach most of the ceiling, itself a cuBLAS GEMM (ERT run):
-    # their small-problem losses are tiles, waves, K-loop overheads and fixed costs, not a low asymptote
-    for (cls, prec), i in groups.items():
-        if cls in ("conv", "gemm") and prec in TENSOR_PRECISIONS:
-            lo[3 * i + 1] = math.log(MIN_TENSOR_EFFICIENCY)
-    hi = np.append(np.tile([math.log(5e-5), math.log(1.0), math.log(3.0)], len(keys)),
-                   [math.log(1e-5)] * len(keys) + [0.9, math.log(16384.0)])
-    sol = least_squares(resid, theta0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=200 * len(theta0))
-    pred = predict_samples(sol.x, rows, n)
-    err = np.abs(pred / measured - 1)
-    whole = predict_cases(sol.x, rows, n_cases, profile.kernel_gap_s)
-    log(f"fit: {n} module-scope samples from {len(cases)} cases, {len(keys) * 3} parameters; "
-        f"scope median |error| {np.median(err):.1%}, training whole-network MAPE "
-        f"{np.mean(np.abs(whole / case_ref - 1)):.1%}, cost {sol.cost:.4g}")
+    return least_squares(resid, theta0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=200 * len(theta0))
+
+
+def parameter_report(sol, data: FitData) -> dict[str, dict[str, dict[str, dict]]]:
+    """Per class, precision and parameter: value, relative standard error (from the Gauss-Newton covariance of the
+    log-space parameters), bounds, start, whether it sits at a bound and whether the data determined it (a relative
+    standard error under 0.5, off its bounds, with nodes of the group in the data)."""
+    jac = np.asarray(sol.jac)
+    dof = max(jac.shape[0] - jac.shape[1], 1)
+    s2 = 2.0 * float(sol.cost) / dof
+    cov = np.linalg.pinv(jac.T @ jac) * s2
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    theta0, lo, hi = _theta_bounds(data)
+    n_g = len(data.keys)
+    out: dict = {}
+    for (cls, prec), gi in data.groups.items():
+        if data.counts[gi] == 0 or prec in SHARED:
+            continue
+        idx = {name: 3 * gi + j for j, name in enumerate(_PARAM_ORDER)}
+        if np.any((data.rows.rows_per_sm > 0) & (data.rows.group == gi)):
+            idx["row_s"] = 3 * n_g + gi
+        entry = {}
+        for name, i in idx.items():
+            at = "lower" if sol.x[i] <= lo[i] + 1e-9 else "upper" if sol.x[i] >= hi[i] - 1e-9 else None
+            entry[name] = {"value": float(math.exp(sol.x[i])), "stderr_rel": float(se[i]),
+                           "lower": float(math.exp(lo[i])), "upper": float(math.exp(hi[i])),
+                           "start": float(math.exp(theta0[i])), "at_bound": at,
+                           "determined": bool(at is None and se[i] < 0.5)}
+        out.setdefault(cls, {})[prec] = entry
+    return out
+
+
+def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSettings = FitSettings(),
+        data: FitData | None = None) -> dict:
+    data = data or prepare_fit(cases, kernels, profile, settings.micro_families, log)
+    sol = solve(data, settings)
+    rows, keys, groups, counts = data.rows, data.keys, data.groups, data.counts
+    pred = _sample_times(sol.x, data)
+    err = np.abs(pred / data.measured - 1)
+    net = data.sample_case >= 0
+    whole = predict_cases(sol.x, rows, len(data.case_ref), data.gap_s, data.eff_l2)
+    log(f"fit: {int(net.sum())} module-scope samples from {len(cases)} cases and {int((~net).sum())} microbenchmark "
+        f"kernels, {len(keys) * 3} parameters; scope median |error| {np.median(err[net]):.1%}, kernel median "
+        f"|error| {np.median(err[~net]) if (~net).any() else float('nan'):.1%}, training whole-network MAPE "
+        f"{np.mean(np.abs(whole / data.case_ref - 1)):.1%}, cost {sol.cost:.4g}")
     classes: dict[str, dict[str, dict]] = {}
     for (cls, prec), i in sorted(groups.items(), key=lambda kv: PRECISIONS.index(kv[0][1])):
         if counts[i] == 0:
@@ -346,7 +476,7 @@ def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
     for (cls, prec), gi in groups.items():
         if counts[gi] and np.any((rows.rows_per_sm > 0) & (rows.group == gi)):
             classes[cls][prec]["row_s"] = float(row_s[gi])
-    for (cls, prec), e in eff_l2.items():
+    for (cls, prec), e in data.eff_l2_by_key.items():
         if cls in classes and prec in classes[cls]:
             classes[cls][prec]["eff_l2"] = e
     # class-wide fallback for precisions without data: the geometric mean of the fitted ones
@@ -357,8 +487,12 @@ def fit(cases: list[Case], kernels: dict, profile, log=print) -> dict:
     all_fits = [v for by_p in classes.values() for p, v in by_p.items() if p != "*"]
     classes["default"] = {"*": {k: float(np.exp(np.median([math.log(v[k]) for v in all_fits])))
                                 for k in ("t0_s", "eff_compute", "eff_memory")}}
-    return {"classes": classes, "hidden": hidden, "scope_median_error": float(np.median(err)), "n_samples": n,
-            "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4], "train_mape": float(np.mean(np.abs(whole / case_ref - 1)))}
+    return {"classes": classes, "hidden": data.hidden, "scope_median_error": float(np.median(err[net])),
+            "kernel_median_error": float(np.median(err[~net])) if (~net).any() else None,
+            "n_samples": int(net.sum()), "n_kernel_samples": int((~net).sum()),
+            "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4],
+            "train_mape": float(np.mean(np.abs(whole / data.case_ref - 1))),
+            "report": parameter_report(sol, data), "settings": asdict(settings)}
 
 
 def host_dispatch(cases: list[Case]) -> dict[str, float]:
@@ -399,15 +533,30 @@ def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, f
         "host_dispatch_s": host_s,
         "classes": classes,
         "hidden_kernels": hidden,
+        "fit_report": {
+            "settings": result.get("settings", {}),
+            "meaning": {k: {"unit": v.unit, "meaning": v.meaning} for k, v in PARAMS.items()},
+            "parameters": result.get("report", {}),
+            "undetermined": sorted(f"{c}.{p}.{k}" for c, by_p in result.get("report", {}).items()
+                                   for p, ps in by_p.items() for k, v in ps.items() if not v["determined"]),
+            "note": "per parameter of the main fit: value, relative standard error (Gauss-Newton covariance of the "
+                    "log-space parameters), bounds (predictor/timing/params.py), start, whether it sits at a bound, "
+                    "and whether the data determined it (stderr_rel < 0.5, off its bounds); an undetermined "
+                    "parameter is the starting value or a bound, not a measurement",
+        },
         "provenance": {
             "fitted_by": "python -m calibration.fit.fit",
             "date": _dt.date.today().isoformat(),
             "training_networks": nets,
             "cases": len(cases),
             "module_scope_samples": result["n_samples"],
+            "microbenchmark_kernel_samples": result.get("n_kernel_samples", 0),
+            "kernel_median_abs_error": round(result["kernel_median_error"], 4)
+            if result.get("kernel_median_error") is not None else None,
             "scope_median_abs_error": round(result["scope_median_error"], 4),
             "training_whole_network_mape": round(result["train_mape"], 4),
-            "data": "calibration/data/h200/timing (PyTorch 2.11 eager, cuDNN 9.19, H200, 2026-12-02)",
+            "data": "calibration/data/h200/timing (PyTorch 2.11 eager, cuDNN 9.19, H200, 2026-12-02) and the op "
+                    "microbenchmarks calibration/data/h200/microbench (families: calibration/fit/kernel_samples.py)",
             "profile": "h200 (ERT-measured ceilings)",
             "kernel_gap_s": "per-kernel time of a CUDA-graph replay of empty kernels (ERT run)",
             "host_dispatch_s": "median eager time per launched kernel over host-bound training cases "

@@ -204,7 +204,7 @@ def fit_micro_class(mc: MicroClass, classes: dict, gemm_k_half: float, kernel_ga
                                          x["memory_s"] / em), x["cache_s"])
             return own * t0 + x["rows_per_sm"] * row_s + body + extra
 
-        lo, hi, th0 = [2e-7, 1e-3, 0.02], [1e-4, 1.0, 3.0], [5e-6, 0.2, 0.5]
+        lo, hi, th0 = [2e-7, 1e-3, 0.02], [1e-4, 1.0, 1.0], [5e-6, 0.2, 0.5]
         if mc.fit_rows:
             lo, hi, th0 = lo + [1e-11], hi + [1e-5], th0 + [1e-8]
         sol = least_squares(lambda th: np.log(model(th) / x["measured_s"]), np.log(th0),

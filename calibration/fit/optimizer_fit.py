@@ -70,7 +70,7 @@ def fit_optimizer(doc: dict, log=print) -> tuple[dict, float]:
     a = np.asarray([[b, n] for _, _, b, n, _ in samples]) * w[:, None]
     y = np.asarray([m - (p - b) for m, p, b, _, _ in samples]) * w
     (inv_eff, c), _ = nnls(a, y)
-    eff = float(min(max(1.0 / inv_eff, 0.05), 3.0)) if inv_eff > 0 else 3.0
+    eff = float(min(max(1.0 / inv_eff, 0.05), 1.0)) if inv_eff > 0 else 1.0  # an efficiency is in (0, 1]
     pred = [(p - b) + b / eff + n * c for _, p, b, n, _ in samples]
     mape = float(np.mean([abs(q / m - 1) for q, (m, *_) in zip(pred, samples)]))
     log(f"optimizer class: {len(samples)} training cases, eff_memory {eff:.3f}, {c * 1e9:.0f} ns per tensor "

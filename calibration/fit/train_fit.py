@@ -94,7 +94,7 @@ def fit_depthwise_grad(doc: dict, log=print) -> dict:
 
     meas = np.array([s["measured_s"] for s in samples])
     sol = least_squares(lambda th: np.log(model(th) / meas), np.log([3e-6, 0.1, 0.3]),
-                        bounds=(np.log([2e-7, 1e-3, 0.02]), np.log([1e-4, 1.0, 3.0])))
+                        bounds=(np.log([2e-7, 1e-3, 0.02]), np.log([1e-4, 1.0, 1.0])))
     t0, ec, em = (float(v) for v in np.exp(sol.x))
     err = model(sol.x) / meas - 1
     log(f"{CLASS}: {len(samples)} training backward phases ({', '.join(s['case'] for s in samples)}), t0_s {t0:.3g}, "
@@ -176,7 +176,7 @@ def fit_walk_class(samples_by_precision: dict[str, list[dict]], cls: str, what: 
                 + np.maximum(np.maximum(x["compute_s"], x["hbm_s"] / em), x["cache_s"]) + x["hidden_s"]
 
         sol = least_squares(lambda th: np.log(model(th) / x["measured_s"]), np.log([2e-6, 1e-11, 1e-8, 0.5]),
-                            bounds=(np.log([2e-7, 1e-14, 1e-11, 0.02]), np.log([1e-4, 1e-7, 1e-5, 3.0])))
+                            bounds=(np.log([2e-7, 1e-14, 1e-11, 0.02]), np.log([1e-4, 1e-7, 1e-5, 1.0])))
         t0, row, block, em = (float(v) for v in np.exp(sol.x))
         err = np.abs(model(sol.x) / x["measured_s"] - 1)
         log(f"{cls} {prec}: {len(samples)} {what}, t0_s {t0:.3g}, row_s {row:.3g} per byte walked, block_s "

@@ -11,12 +11,12 @@ set -u
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
 mkdir -p "$OUT/micro"
-timeout "${MICRO_TIMEOUT:-285}" python3 -m calibration.networks.microbench --out "$OUT/micro" \
-    --families conv_broad,conv_transpose,gemm_broad,norm_broad --max-seconds "${MICRO_BUDGET:-255}" \
+timeout "${MICRO_TIMEOUT:-260}" python3 -m calibration.networks.microbench --out "$OUT/micro" \
+    --families conv_broad,conv_transpose,gemm_broad,norm_broad --max-seconds "${MICRO_BUDGET:-235}" \
     > "$OUT/micro/log.txt" 2>&1
 echo "microbench rc=$?"; tail -n 12 "$OUT/micro/log.txt"
 NAMES=$(python3 -c "from calibration.networks import zoo; print(','.join(zoo.parse_names('blind')))")
-NAMES="$NAMES" GRACE_S="${GRACE_S:-15}" bash calibration/networks/run_whatif.sh "${WHATIF_BUDGET:-215}" amp,amp_bf16 \
+NAMES="$NAMES" GRACE_S="${GRACE_S:-15}" bash calibration/networks/run_whatif.sh "${WHATIF_BUDGET:-200}" amp,amp_bf16 \
     --batches 1,32 --case-budget-s 1.0 > "$OUT/whatif_summary.txt" 2>&1
 echo "whatif rc=$?"; tail -n 50 "$OUT/whatif_summary.txt"
 # the blind network whose timing process crashed in blind_session.sh (segmentation fault in its first seconds): once more
