@@ -147,9 +147,9 @@ class FittedCalibration:
         by_p = self.classes.get(cls) or self.classes["default"]
         return by_p.get(precision) or by_p.get("*") or self.classes["default"]["*"]
 
-    def _kernel_time(self, cost: OpCost, profile: MachineProfile, prm: ClassParams,
-                     precision: str) -> tuple[float, dict[str, float]]:
-        fixed, body, times = kernel_time(kernel_features(cost, profile, precision), prm, self.gemm_k_half)
+    def _kernel_time(self, cost: OpCost, profile: MachineProfile, prm: ClassParams, precision: str,
+                     node: Node | None = None) -> tuple[float, dict[str, float]]:
+        fixed, body, times = kernel_time(kernel_features(cost, profile, precision, node), prm, self.gemm_k_half)
         return fixed + body, times
 
     def hidden_kernels(self, node: Node, precision: str, op: str | None = None) -> list[HiddenKernel]:
@@ -170,7 +170,7 @@ class FittedCalibration:
         op = runtime_op(node, cost.work)
         cls = kernel_class(node, op)
         prm = self.params(cls, policy.name)
-        t, times = self._kernel_time(cost, profile, prm, policy.name)
+        t, times = self._kernel_time(cost, profile, prm, policy.name, node)
         extra_names, extra_t = [], 0.0
         hidden = self.hidden_kernels(node, policy.name, op)
         counts = [h.count_for(node) for h in hidden]
@@ -288,8 +288,8 @@ def parse_calibration(doc: Any, where: str) -> dict:
                 if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
                     raise PredictorError(f"calibration {where}: field 'classes.{c}.{p}.{k}' must be a positive number")
             _num(where, f"classes.{c}.{p}.t0_s", v["t0_s"], 0.0, 1.0, lo_open=True)
-            for k in ("eff_compute", "eff_memory"):
-                _num(where, f"classes.{c}.{p}.{k}", v[k], 1e-6, 1e3)
+            for k in ("eff_compute", "eff_memory"):  # a fraction of the ceiling it names (predictor/timing/params.py)
+                _num(where, f"classes.{c}.{p}.{k}", v[k], 0.0, 1.0, lo_open=True)
             for k in ("row_s", "block_s"):
                 if k in v:
                     _num(where, f"classes.{c}.{p}.{k}", v[k], 0.0, 1e-3)
@@ -311,6 +311,7 @@ def parse_calibration(doc: Any, where: str) -> dict:
         _num(where, "multi_tensor_per_tensor_s", doc["multi_tensor_per_tensor_s"], 0.0, 1e-3)
     for k, x in _obj(where, "host_dispatch_s", doc.get("host_dispatch_s", {}), "of seconds by name").items():
         _num(where, f"host_dispatch_s.{k}", x, 0.0, 1.0)
+    _obj(where, "fit_report", doc.get("fit_report", {}), "(the fit's settings and parameter report)")
     hidden = _obj(where, "hidden_kernels", doc.get("hidden_kernels", {}), "by op type")
     for op, by_p in hidden.items():
         for p, hs in _obj(where, f"hidden_kernels.{op}", by_p, "by precision").items():

@@ -92,7 +92,7 @@ def node_columns() -> dict[str, list]:
 def append_node(cols: dict[str, list], cost, node, precision: str, profile, hidden: dict, groups: dict,
                 sample: int, case: int) -> None:
     """One costed node's row: its kernel features (predictor.timing.kernel_features), group and hidden kernels."""
-    f = kernel_features(cost, profile, precision)
+    f = kernel_features(cost, profile, precision, node)
     op = runtime_op(node, cost.work)
     for k in _FEATURES:
         cols[k].append(getattr(f, k))
@@ -418,7 +418,37 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
         rc = settings.case_weight * keep_case * np.log(np.maximum(whole, 1e-9) / data.case_ref)
         return np.concatenate([r, rc, settings.prior * 0.05 * (theta - theta0)])
 
-    return least_squares(resid, theta0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=200 * len(theta0))
+    return least_squares(resid, theta0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=200 * len(theta0),
+                         jac_sparsity=jacobian_sparsity(data, len(theta0)))
+
+
+def jacobian_sparsity(data: FitData, n_params: int):
+    """Which parameters each residual depends on (samples, cases, prior rows): a node's group parameters, its row
+    cost, its layout group's t0 and eff_memory, gemm_k_half, and rnn_overlap for an overlapping node; finite
+    differences then perturb many parameters at once (scipy's column grouping)."""
+    from scipy.sparse import coo_matrix
+
+    rows, n_s, n_c, g_n = data.rows, len(data.measured), len(data.case_ref), len(data.keys)
+    node_cols = [3 * rows.group, 3 * rows.group + 1, 3 * rows.group + 2, 3 * g_n + rows.group,
+                 3 * rows.layout_group, 3 * rows.layout_group + 2, np.full(len(rows.group), n_params - 1)]
+    r_idx, c_idx = [], []
+    for cols in node_cols:
+        m = rows.sample >= 0
+        r_idx += [rows.sample[m]]
+        c_idx += [cols[m]]
+        m = rows.case >= 0
+        r_idx += [n_s + rows.case[m]]
+        c_idx += [cols[m]]
+    ov = rows.overlaps > 0
+    r_idx += [n_s + rows.case[ov & (rows.case >= 0)], rows.sample[ov & (rows.sample >= 0)]]
+    c_idx += [np.full(int((ov & (rows.case >= 0)).sum()), n_params - 2), np.full(int((ov & (rows.sample >= 0)).sum()),
+                                                                                 n_params - 2)]
+    r_idx += [n_s + n_c + np.arange(n_params)]
+    c_idx += [np.arange(n_params)]
+    r, c = np.concatenate(r_idx), np.concatenate(c_idx)
+    m = coo_matrix((np.ones(len(r)), (r, c)), shape=(n_s + n_c + n_params, n_params)).tocsr()
+    m.data[:] = 1.0
+    return m
 
 
 def parameter_report(sol, data: FitData) -> dict[str, dict[str, dict[str, dict]]]:

@@ -35,6 +35,7 @@ from predictor.graph.opclass import hidden_key, kernel_class
 from predictor.graph.traffic import HierarchicalTraffic
 from predictor.precision import policy
 from predictor.roofline import level_times_s
+from predictor.timing import param_bounds
 from predictor.types import MemLevel, Node, TensorInfo, frozen_map
 
 MICROBENCH = Path(__file__).resolve().parents[1] / "data" / "h200" / "microbench"
@@ -204,7 +205,9 @@ def fit_micro_class(mc: MicroClass, classes: dict, gemm_k_half: float, kernel_ga
                                          x["memory_s"] / em), x["cache_s"])
             return own * t0 + x["rows_per_sm"] * row_s + body + extra
 
-        lo, hi, th0 = [2e-7, 1e-3, 0.02], [1e-4, 1.0, 1.0], [5e-6, 0.2, 0.5]
+        bounds = [param_bounds(k, mc.name, prec) for k in ("t0_s", "eff_compute", "eff_memory")]
+        lo, hi = [b[0] for b in bounds], [b[1] for b in bounds]
+        th0 = [min(max(x, a), b) for x, a, b in zip([5e-6, 0.2, 0.5], lo, hi)]
         if mc.fit_rows:
             lo, hi, th0 = lo + [1e-11], hi + [1e-5], th0 + [1e-8]
         sol = least_squares(lambda th: np.log(model(th) / x["measured_s"]), np.log(th0),

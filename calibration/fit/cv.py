@@ -1,0 +1,86 @@
+"""Grouped cross-validation of the main fit: leave one architecture family of the training networks out.
+
+    python -m calibration.fit.cv [--settings case_weight=2,micro_weight=0.3 ...] [--out FILE]
+
+For each setting (calibration/fit/fit.py FitSettings) and each family (calibration/networks/zoo.py
+``arch_family``: resnet18/resnet50/deeplabv3 are one, mobilenet_v3/lraspp another), the fit runs without that
+family's scope samples and whole-network cases and predicts them with the fit's own model (predict_cases); the
+score of a setting is the MAPE over every left-out case. This is how the fit's hyperparameters are chosen: the
+held-out and blind networks are never read here. The graphs are costed once for all folds.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from predictor.machine.profile import load_profile
+
+from .dataset import load_cases, load_kernels
+from .fit import FitSettings, predict_cases, prepare_fit, solve, training_cases
+
+
+def families(names: list[str]) -> dict[str, list[str]]:
+    from calibration.networks.zoo import NETWORKS
+
+    out: dict[str, list[str]] = {}
+    for n in dict.fromkeys(names):
+        out.setdefault(NETWORKS[n].arch_family if n in NETWORKS else n, []).append(n)
+    return out
+
+
+def cross_validate(data, settings: FitSettings, log=print) -> dict:
+    fams = families(data.case_names)
+    errors: dict[str, list[float]] = {}
+    for fam, nets in fams.items():
+        sol = solve(data, settings, exclude=frozenset(nets))
+        whole = predict_cases(sol.x, data.rows, len(data.case_ref), data.gap_s, data.eff_l2)
+        errs = [float(whole[i] / data.case_ref[i] - 1) for i, n in enumerate(data.case_names) if n in nets]
+        errors[fam] = errs
+        log(f"  left out {fam} ({', '.join(nets)}): MAPE {np.mean(np.abs(errs)):.1%} over {len(errs)} cases")
+    allerr = [abs(e) for es in errors.values() for e in es]
+    return {"settings": settings.__dict__ | {"micro_families": list(settings.micro_families)},
+            "mape": float(np.mean(allerr)), "median": float(np.median(allerr)),
+            "within_10": float(np.mean([e <= 0.10 for e in allerr])),
+            "per_family": {f: float(np.mean(np.abs(es))) for f, es in errors.items()}}
+
+
+def _parse(spec: str) -> FitSettings:
+    kw = {}
+    for part in filter(None, spec.split(",")):
+        k, v = part.split("=")
+        kw[k.strip()] = float(v)
+    return replace(FitSettings(), **kw)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m calibration.fit.cv", description=__doc__.splitlines()[0])
+    ap.add_argument("--settings", nargs="*", default=[""], help="k=v,k=v per setting (FitSettings fields)")
+    ap.add_argument("--out", type=Path)
+    a = ap.parse_args(argv)
+    try:
+        settings = [_parse(s) for s in a.settings]
+    except (ValueError, TypeError) as e:
+        print(f"error: bad --settings: {e}", file=sys.stderr)
+        return 2
+    profile = load_profile("h200")
+    cases = training_cases(load_cases())
+    data = prepare_fit(cases, load_kernels(), profile)
+    results = []
+    for st in settings:
+        print(f"setting {st}")
+        res = cross_validate(data, st)
+        print(f"  grouped CV: MAPE {res['mape']:.1%}, median {res['median']:.1%}, within 10% {res['within_10']:.0%}")
+        results.append(res)
+    if a.out:
+        a.out.write_text(json.dumps({"command": "python -m calibration.fit.cv " + " ".join(sys.argv[1:]),
+                                     "results": results}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,146 @@
+"""Kernel-level samples for the main fit: op microbenchmark rows rebuilt as one ONNX node each (CPU only).
+
+Each measured call of calibration/networks/microbench.py becomes one node (``NODE_BUILDERS``, by the row's op),
+costed by the predictor like a network's node and priced by the same kernel time model, its measured time
+(CUDA-graph replays of back-to-back calls, so each call includes the inter-kernel gap; or events around calls of
+100 us and more) a sample of its own. ``conv_sweep`` (the time-based-roofline study's sweep) is kept out: it is the
+benchmark of calibration/kernel_sweeps.py. Families of the microbenchmark classes (calibration/fit/micro_fit.py:
+grouped convolutions, unaligned batched GEMMs) and recurrent layers stay with their own fits.
+Ignores: the L2 residency of a repeated call's operands (every call re-reads them; small ones stay in L2).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+from predictor.graph.cost import cost_graph
+from predictor.graph.opclass import kernel_class
+from predictor.graph.traffic import HierarchicalTraffic
+from predictor.precision import policy
+from predictor.types import Node, TensorInfo, frozen_map
+
+from .micro_fit import MICROBENCH, bmm_node, conv_node, microbench_rows, row_params, softmax_node
+
+FIT_FAMILIES = ("conv_resnet50", "conv_broad", "conv_transpose", "conv_depthwise", "gemm", "gemm_broad", "bmm",
+                "elementwise", "norm", "layer_norm_rows", "softmax", "softmax_rows", "pool", "transpose")
+BENCHMARK_FAMILIES = ("conv_sweep",)
+SKIP_CLASSES = ("grouped", "gemm_unaligned", "rnn", "rnn_gemv")
+
+
+def _t(name: str, shape, init: bool = False) -> TensorInfo:
+    return TensorInfo(name, "float32", tuple(int(d) for d in shape), is_initializer=init)
+
+
+def _node(op: str, inputs, outputs, **attrs) -> Node:
+    return Node(name="op", op_type=op, domain="", inputs=tuple(inputs), outputs=tuple(outputs),
+                attrs=frozen_map(attrs))
+
+
+def conv_dilated_node(p: dict) -> Node:
+    """F.conv2d with dilation (conv_broad); without a ``dilation`` key, micro_fit's conv_node."""
+    node = conv_node(p)
+    d = int(p.get("dilation", 1))
+    return node if d == 1 else Node(name=node.name, op_type="Conv", domain="", inputs=node.inputs,
+                                    outputs=node.outputs, attrs=frozen_map({**dict(node.attrs), "dilations": (d, d)}))
+
+
+def conv_transpose_node(p: dict) -> Node:
+    n, c, h, k, r, s, pad = p["N"], p["C"], p["H"], p["K"], p["R"], p["stride"], p["pad"]
+    return _node("ConvTranspose", [_t("x", (n, c, h, h)), _t("w", (c, k, r, r), True)],
+                 [_t("y", (n, k, p["Ho"], p["Wo"]))], strides=(s, s), pads=(pad,) * 4, kernel_shape=(r, r),
+                 group=1, dilations=(1, 1))
+
+
+def gemm_node(p: dict) -> Node:
+    """torch.matmul(a [M, K], b [K, N]) of two activations (gemm family)."""
+    return _node("MatMul", [_t("x", (p["M"], p["K"])), _t("x2", (p["K"], p["N"]))], [_t("y", (p["M"], p["N"]))])
+
+
+def linear_node(p: dict) -> Node:
+    """F.linear(x [M, K], W [N, K]): a MatMul with a weight (gemm_broad), as exporters write a Linear layer."""
+    return _node("MatMul", [_t("x", (p["M"], p["K"])), _t("w", (p["K"], p["N"]), True)], [_t("y", (p["M"], p["N"]))])
+
+
+def _elementwise(op: str, binary: bool) -> Callable[[dict], Node]:
+    def build(p: dict) -> Node:
+        n = p["n"]
+        ins = [_t("x", (n,))] + ([_t("x2", (n,))] if binary else [])
+        return _node(op, ins, [_t("y", (n,))])
+    return build
+
+
+def layer_norm_node(p: dict) -> Node:
+    rows, d = p["tokens"], p["D"]
+    return _node("LayerNormalization", [_t("x", (rows, d)), _t("g", (d,), True), _t("b", (d,), True)],
+                 [_t("y", (rows, d))], axis=-1, epsilon=1e-5)
+
+
+def _nchw(p: dict) -> tuple[int, int, int, int]:
+    return p["N"], p["C"], p["H"], p.get("W", p["H"])
+
+
+def batch_norm_node(p: dict) -> Node:
+    n, c, h, w = _nchw(p)
+    return _node("BatchNormalization", [_t("x", (n, c, h, w))] + [_t(f"p{i}", (c,), True) for i in range(4)],
+                 [_t("y", (n, c, h, w))], epsilon=1e-5)
+
+
+def group_norm_node(p: dict) -> Node:
+    n, c, h, w = _nchw(p)
+    return _node("GroupNormalization", [_t("x", (n, c, h, w)), _t("g", (c,), True), _t("b", (c,), True)],
+                 [_t("y", (n, c, h, w))], num_groups=p["groups"], epsilon=1e-5)
+
+
+def global_avg_pool_node(p: dict) -> Node:
+    n, c, h, w = _nchw(p)
+    return _node("GlobalAveragePool", [_t("x", (n, c, h, w))], [_t("y", (n, c, 1, 1))])
+
+
+def max_pool_node(p: dict) -> Node:
+    n, c, h, w = _nchw(p)
+    k, s = p["k"], p["stride"]
+    pad = k // 2
+    ho = (h + 2 * pad - k) // s + 1
+    return _node("MaxPool", [_t("x", (n, c, h, w))], [_t("y", (n, c, ho, ho))], kernel_shape=(k, k),
+                 strides=(s, s), pads=(pad,) * 4)
+
+
+def transpose_node(p: dict) -> Node:
+    shape, perm = tuple(p["shape"]), tuple(p["perm"])
+    return _node("Transpose", [_t("x", shape)], [_t("y", tuple(shape[i] for i in perm))], perm=perm)
+
+
+NODE_BUILDERS: dict[str, Callable[[dict], Node]] = {
+    "conv2d": conv_dilated_node, "conv_transpose2d": conv_transpose_node, "matmul": gemm_node, "linear": linear_node,
+    "bmm": bmm_node, "add": _elementwise("Add", True), "mul": _elementwise("Mul", True),
+    "relu": _elementwise("Relu", False), "layer_norm": layer_norm_node, "softmax": softmax_node,
+    "batch_norm": batch_norm_node, "group_norm": group_norm_node, "global_avg_pool": global_avg_pool_node,
+    "max_pool2d": max_pool_node, "permute_contiguous": transpose_node,
+}
+
+
+def micro_costs(families: tuple[str, ...], profile, root: Path = MICROBENCH) -> list[tuple[dict, Node, object]]:
+    """(row, node, cost) of every error-free microbenchmark row of ``families`` whose op has a node builder and
+    whose node costs to at least one kernel of a main-fit class."""
+    out = []
+    traffic = HierarchicalTraffic(profile.l2_bytes, profile.arch)
+    for r in microbench_rows(families, root):
+        build = NODE_BUILDERS.get(r["op"])
+        if build is None or r["precision"] not in ("fp32", "tf32", "fp16", "bf16"):
+            continue
+        try:
+            node = build(row_params(r))
+        except (KeyError, TypeError, ValueError):
+            continue
+        gc = cost_graph([node], policy(r["precision"]), 21, traffic,
+                        frozenset(t.name for t in node.inputs if not t.is_initializer))
+        c = gc.costs[0] if gc.costs else None
+        if c is None or c.kernels <= 0 or kernel_class(node) in SKIP_CLASSES:
+            continue
+        out.append((r, node, c))
+    return out
+
+
+def row_label(r: dict) -> str:
+    return f"{r['family']} {r['op']} {r['precision']} {json.dumps(row_params(r), sort_keys=True)}"

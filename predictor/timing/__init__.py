@@ -1,0 +1,12 @@
+"""The kernel time model, written once: a kernel's features -> seconds.
+
+``predict`` (predictor/fitted.py) calls :func:`kernel_time` on one kernel's features with plain floats; every
+fit (calibration/fit/) calls the same function on numpy arrays of many kernels. The parameters' physical meaning
+and bounds are declared once in :mod:`predictor.timing.params`.
+"""
+from .features import KernelFeatures, kernel_features
+from .model import NUMPY_OPS, SCALAR_OPS, hidden_kernel_time, hidden_bytes_share, kernel_time
+from .params import PARAMS, ParamSpec, param_bounds
+
+__all__ = ["KernelFeatures", "kernel_features", "kernel_time", "hidden_kernel_time", "hidden_bytes_share",
+           "SCALAR_OPS", "NUMPY_OPS", "PARAMS", "ParamSpec", "param_bounds"]
