@@ -165,12 +165,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def _subcommand(name: str, rest: list[str]) -> int:
     if name == "calibrate":
-        if not rest or rest[0] != "ert":
-            print("error: usage: predict calibrate ert --out PROFILE.json [--quick]", file=sys.stderr)
+        if not rest:
+            print("error: usage: predict calibrate --out DIR [--name NAME] | predict calibrate ert --out PROFILE.json "
+                  "[--quick] (see predict calibrate --help)", file=sys.stderr)
             return 2
-        from calibration.ert.cli import main as ert_main
+        if rest[0] == "ert":
+            from calibration.ert.cli import main as ert_main
 
-        return ert_main(rest[1:])
+            return ert_main(rest[1:])
+        from calibration.quick_calibrate import main as quick_main  # ERT + a kernel subset (a GPU machine)
+
+        return quick_main(rest)
     if name == "validate":
         return _validate(build_validate_parser().parse_args(rest))
     if name == "compare":
