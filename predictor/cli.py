@@ -66,7 +66,8 @@ def _positive_int_list(text: str) -> tuple[int, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="predict", description="Predict GPU time of an ONNX network on a hierarchical roofline. "
-                "Subcommands: 'predict calibrate ert --out FILE' (measure a GPU's ceilings), "
+                "Subcommands: 'predict calibrate --out DIR' (profile and calibration of the local GPU), "
+                "'predict calibrate ert --out FILE' (measure a GPU's ceilings), "
                 "'predict validate MODEL --gpu G --ncu SAMPLES.csv' (predicted vs measured), "
                 "'predict compare A.onnx [B.onnx] --gpu G [--vs-precision P | --vs-batch N | --vs-gpu G2]'.")
     p.add_argument("model", help="ONNX file (weights are never read)")

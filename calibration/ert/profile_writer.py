@@ -216,7 +216,7 @@ def datasheet_ratios(profile: dict) -> dict[str, float]:
 
 def build_profile(raw: dict, datasheet: dict | None = None, *, name: str = "h200",
                   raw_data: str | None = None, summary: dict | None = None,
-                  fallback_profile: dict | None = None) -> dict:
+                  fallback_profile: dict | None = None, series: dict | None = None) -> dict:
     """The profile dict. ``raw_data`` is the raw JSON's path relative to the profile file.
 
     Each value: measured by this run (source ``ert-<date>``), else the ``fallback_profile`` entry
@@ -224,13 +224,16 @@ def build_profile(raw: dict, datasheet: dict | None = None, *, name: str = "h200
     overhead), else the plain ``datasheet`` number (source ``datasheet``), else what the run saw of the
     device (SM clock: nvidia-smi's max SM clock; memory: CUDA's total memory; source ``device-<date>``),
     else left out. Without a chosen series (``summary`` None, or computed on the run's own configured
-    series), L2/HBM come from PREFERRED_BANDWIDTH_SERIES and L1 from PREFERRED_L1_SERIES where the run has them;
+    series), L2/HBM come from PREFERRED_BANDWIDTH_SERIES and L1 from PREFERRED_L1_SERIES where the run has
+    them; ``series`` ({"canonical_series": name or None, "l1_series": name or None}) names the caller's explicit
+    choices, which are kept while the other level takes the preferred series;
     a given ``summary`` dict is then updated in place to the one used, so the caller's report shows the
     ceilings the profile holds.
     """
     sheet = datasheet if datasheet is not None else {}
-    if summary is None or _uses_run_defaults(raw, summary):
-        chosen = summarise({**raw, "config": preferred_config(raw)})
+    explicit = {k: v for k, v in (series or {}).items() if v}
+    if series is not None or summary is None or _uses_run_defaults(raw, summary):
+        chosen = summarise({**raw, "config": {**preferred_config(raw), **explicit}})
         if summary is not None:
             summary.clear()
             summary.update(chosen)
@@ -277,7 +280,7 @@ def build_profile(raw: dict, datasheet: dict | None = None, *, name: str = "h200
             e = {"value": device[key], "source": dev_src}
         if e is not None:
             profile[key] = e
-    if "memory_bytes" in device and _finite(device["memory_bytes"]):
+    if not sheet and "memory_bytes" in device and _finite(device["memory_bytes"]):  # no datasheet: as the run saw
         used[dev_src] = {}
         profile["memory_bytes"] = {"value": device["memory_bytes"], "source": dev_src}
 

@@ -39,9 +39,9 @@ def test_an_explicit_series_is_kept(tmp_path, capsys):
     shutil.copy(RAW, raw)
     out = tmp_path / "R.json"
     assert main(["calibrate", "ert", "--from-raw", str(raw), "--out", str(out), "--no-charts",
-                 "--bandwidth-series", "read_fp32x4", "--l1-series", "read_fp32x4"]) == 0
-    assert json.loads(out.read_text())["sources"]
-    assert "(read_fp32x4)" in capsys.readouterr().out
+                 "--bandwidth-series", "rmw_fp32"]) == 0
+    assert "HBM      2.70 TB/s" in capsys.readouterr().out   # ERT's scalar read-modify-write series, as asked
+    assert load_profile(str(out)).bandwidth(MemLevel.HBM) == pytest.approx(2.70e12, rel=0.01)
 
 
 def test_calibrate_help_exits_0(capsys):
