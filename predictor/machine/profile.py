@@ -11,6 +11,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from typing import Any, Mapping
 
@@ -102,6 +103,11 @@ def normalise_name(name: str) -> str:
 
 def bundled_names() -> dict[str, str]:
     """normalised name or alias -> bundled profile file name (see normalise_name)."""
+    return dict(_bundled_names())
+
+
+@lru_cache(maxsize=1)
+def _bundled_names() -> dict[str, str]:
     out: dict[str, str] = {}
     for entry in resources.files(__package__).joinpath("profiles").iterdir():
         if entry.name.endswith(".json"):
