@@ -66,7 +66,8 @@ def _positive_int_list(text: str) -> tuple[int, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="predict", description="Predict GPU time of an ONNX network on a hierarchical roofline. "
-                "Subcommands: 'predict calibrate ert --out FILE' (measure a GPU's ceilings), "
+                "Subcommands: 'predict calibrate --out DIR' (profile and calibration of the local GPU), "
+                "'predict calibrate ert --out FILE' (measure a GPU's ceilings), "
                 "'predict validate MODEL --gpu G --ncu SAMPLES.csv' (predicted vs measured), "
                 "'predict compare A.onnx [B.onnx] --gpu G [--vs-precision P | --vs-batch N | --vs-gpu G2]'.")
     p.add_argument("model", help="ONNX file (weights are never read)")
@@ -165,12 +166,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def _subcommand(name: str, rest: list[str]) -> int:
     if name == "calibrate":
-        if not rest or rest[0] != "ert":
-            print("error: usage: predict calibrate ert --out PROFILE.json [--quick]", file=sys.stderr)
+        if not rest:
+            print("error: usage: predict calibrate --out DIR [--name NAME] | predict calibrate ert --out PROFILE.json "
+                  "[--quick] (see predict calibrate --help)", file=sys.stderr)
             return 2
-        from calibration.ert.cli import main as ert_main
+        if rest[0] == "ert":
+            from calibration.ert.cli import main as ert_main
 
-        return ert_main(rest[1:])
+            return ert_main(rest[1:])
+        from calibration.quick_calibrate import main as quick_main  # ERT + a kernel subset (a GPU machine)
+
+        return quick_main(rest)
     if name == "validate":
         return _validate(build_validate_parser().parse_args(rest))
     if name == "compare":

@@ -141,6 +141,18 @@ class FittedCalibration:
                        for op, by_p in doc.get("hidden_kernels", {}).items()}
         name = f"fitted:{self.gpu}"
         self.name = name if transferred_from is None else f"{name} (transferred to another GPU)"
+        self._transfers: dict = {}
+
+    def transfer_for(self, profile: MachineProfile):
+        """How this calibration is carried to ``profile`` (predictor/machine/transfer.py); None on its own GPU."""
+        if self.transferred_from is None:
+            return None
+        key = (profile.name, profile.path)
+        if key not in self._transfers:
+            from .machine.transfer import transfer_profile
+
+            self._transfers[key] = transfer_profile(profile, self.transferred_from)
+        return self._transfers[key]
 
     # ------------------------------------------------------------------------------------------
     def params(self, cls: str, precision: str) -> ClassParams:
@@ -165,6 +177,9 @@ class FittedCalibration:
                    policy: PrecisionPolicy) -> OpPrediction:
         if cost.kernels == 0:
             return OpPrediction(cost=cost, time_s=0.0, bound=Bound.LATENCY, level_time_s=_NO_TIME, efficiency=1.0)
+        moved = self.transfer_for(profile)
+        if moved is not None:  # another GPU: datasheet ceilings at their achievable fractions
+            profile = moved.profile
         ideal_times = level_times_s(cost, profile, profile.kernel_gap_s)
         ideal, _ = bound_of(ideal_times)
         op = runtime_op(node, cost.work)

@@ -8,7 +8,7 @@ from .amp import autocast, is_mixed
 from .calibrate import Calibration, Uncalibrated
 from .graph.cost import cost_graph
 from .graph.loader import Graph, load
-from .graph.traffic import HierarchicalTraffic
+from .graph.traffic import traffic_for
 from .machine.profile import MachineProfile
 from .optimize import apply_passes
 from .optimize import resolve as resolve_passes
@@ -34,7 +34,7 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
     pol = get_policy(precision)
     passes = resolve_passes(optimize)
     cal = calibration or Uncalibrated()
-    traffic = HierarchicalTraffic(profile.l2_bytes, profile.arch)
+    traffic = traffic_for(profile)
     node_pol: Mapping = {}
     if is_mixed(pol.name):  # torch.autocast: per-node precision and the casts it launches
         mixed = autocast(graph, pol.name)

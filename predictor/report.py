@@ -52,6 +52,11 @@ def to_json_dict(pred: NetworkPrediction, profile: MachineProfile) -> dict:
         "ops": [op_json(o) for o in pred.ops],
         "unsupported": dict(pred.unsupported),
     }
+    from .machine.transfer import transfer_of
+
+    moved = transfer_of(str(pred.calibration), profile)
+    if moved is not None:  # the calibration of another GPU: what was carried over and how
+        doc["transfer"] = moved.to_json()
     if getattr(pred, "mode", "infer") == "train":  # a training step: phases, memory (predictor/train/report.py)
         from .train.report import extend_json
 
@@ -120,6 +125,11 @@ def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) ->
     lines.append(f"model {pred.model} on {profile.full_name} ({profile.name}), precision {pred.precision}, "
                  f"batch {pred.batch}, calibration: {pred.calibration}"
                  + (f", optimize: {','.join(pred.optimizations)}" if getattr(pred, "optimizations", ()) else ""))
+    from .machine.transfer import transfer_of
+
+    moved = transfer_of(str(pred.calibration), profile)
+    if moved is not None:
+        lines.append(moved.summary())
     hdr = f"{'op':<44} {'type':<20} {'time':>10} {'share':>6} {'bound':>8} {'FLOPs':>11} {'HBM bytes':>11}"
     lines.append(hdr)
     lines.append("-" * len(hdr))

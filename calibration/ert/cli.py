@@ -37,9 +37,11 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                    help="rebuild profile and charts from a saved raw JSON (no GPU needed)")
     p.add_argument("--no-charts", action="store_true", help="do not write charts")
     p.add_argument("--bandwidth-series", default=None,
-                   help="sweep whose plateaus give L2 and HBM (default: the run's canonical series, rmw_fp32)")
+                   help="sweep whose plateaus give L2 and HBM (default: copy_fp32x4 where the run has it, else the "
+                   "run's canonical series, rmw_fp32)")
     p.add_argument("--l1-series", default=None,
-                   help="sweep whose first plateau gives L1 (default: the run's block-local L1 series)")
+                   help="sweep whose first plateau gives L1 (default: read_fp32x4 where the run has it, else the "
+                   "run's block-local L1 series)")
     return p
 
 
@@ -150,7 +152,9 @@ def main(argv: list[str] | None = None, prog: str = "predict calibrate ert") -> 
         summary = summarise({**raw, "config": cfg})
         write_json(raw, paths["raw"])
         profile = build_profile(raw, datasheet, name=name, raw_data=paths["raw"].name,
-                                summary=summary, fallback_profile=fallback)
+                                summary=summary, fallback_profile=fallback,
+                                series={"canonical_series": args.bandwidth_series,
+                                        "l1_series": args.l1_series})
         write_json(profile, paths["profile"])
     except Exception as e:
         _err(f"cannot build the profile: {type(e).__name__}: {e}")

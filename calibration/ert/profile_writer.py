@@ -48,7 +48,38 @@ H200_DATASHEET = {
     "reference": "NVIDIA H200 Tensor Core GPU datasheet (dense figures)",
 }
 
-_ARCH = {7: "volta", 8: "ampere", 9: "hopper", 10: "blackwell", 12: "blackwell"}
+_ARCH = {6: "pascal", 7: "volta", 8: "ampere", 9: "hopper", 10: "blackwell", 12: "blackwell"}
+
+# Series the ceilings come from when the caller did not choose (the bundled profiles' choice, see
+# calibration/scripts/bundle_h200_profile.sh): L2 and HBM from the float4 copy sweep, L1 from the first plateau of
+# the float4 read sweep. ERT's canonical scalar read-modify-write kernel (rmw_fp32) stays in the raw data but
+# under-reports HBM on Hopper (2.70 TB/s against 3.95 TB/s for vectorised copies, as PyTorch's own copies reach).
+PREFERRED_BANDWIDTH_SERIES = "copy_fp32x4"
+PREFERRED_L1_SERIES = "read_fp32x4"
+
+
+def preferred_config(raw: dict) -> dict:
+    """The raw run's config with the preferred series where the run measured them (without error)."""
+    cfg = dict(raw.get("config", {}) or {})
+    bw = raw.get("bandwidth", {}) or {}
+
+    def ok(name: str) -> bool:
+        return isinstance(bw.get(name), dict) and not bw[name].get("error") and bool(bw[name].get("points"))
+
+    if ok(PREFERRED_BANDWIDTH_SERIES):
+        cfg["canonical_series"] = PREFERRED_BANDWIDTH_SERIES
+    if ok(PREFERRED_L1_SERIES):
+        cfg["l1_series"] = PREFERRED_L1_SERIES
+    return cfg
+
+
+def _uses_run_defaults(raw: dict, summary: dict) -> bool:
+    """True when ``summary`` took L2/HBM from the run's own configured series (no series was chosen)."""
+    from .summary import CANONICAL_SERIES
+
+    canon = (raw.get("config", {}) or {}).get("canonical_series", CANONICAL_SERIES)
+    used = {rec.get("series") for lv, rec in summary.get("levels", {}).items() if lv in ("L2", "HBM")}
+    return not used or used == {canon}
 
 
 def arch_name(compute_capability: str) -> str | None:
@@ -112,15 +143,18 @@ def _notes(raw: dict, summ: dict) -> str:
         l1 = lv["L1"]
         where = (f"up to {l1['per_sm_max_bytes'] / 1024:.0f} KiB per SM"
                  if "per_sm_max_bytes" in l1 else f"up to {l1['max_bytes'] / 2**20:.1f} MiB")
-        parts.append(f"L1 {_fmt(l1['bandwidth_Bps'], 'B/s')} from series {l1['series']} ({where}); "
-                     "block-local read kernel: each block re-reads a private slice via __ldg, "
-                     "so it measures L1 load bandwidth only")
+        how = ("block-local read kernel: each block re-reads a private slice via __ldg, so it measures L1 load "
+               "bandwidth only" if str(l1["series"]).startswith("l1_") else
+               "first plateau of a global read sweep: working sets small enough that re-reads hit each SM's L1")
+        parts.append(f"L1 {_fmt(l1['bandwidth_Bps'], 'B/s')} from series {l1['series']} ({where}); {how}")
     for name in ("L2", "HBM"):
         if name in lv:
             r = lv[name]
+            kind = ("copy: one read and one write per element" if str(r["series"]).startswith("copy")
+                    else "ERT read-modify-write, 2 accesses per element")
             parts.append(f"{name} {_fmt(r['bandwidth_Bps'], 'B/s')} over working sets "
                          f"{r['min_bytes'] / 2**20:.2f}-{r['max_bytes'] / 2**20:.1f} MiB "
-                         f"({r['series']}: ERT read-modify-write, 2 accesses per element)")
+                         f"({r['series']}: {kind})")
     for name, why in summ["missing_levels"].items():
         parts.append(f"{name} not measured: {why}")
     parts.append("CUDA-core peaks: max of the ERT FLOPs-per-element sweep (FMA)")
@@ -182,15 +216,29 @@ def datasheet_ratios(profile: dict) -> dict[str, float]:
 
 def build_profile(raw: dict, datasheet: dict | None = None, *, name: str = "h200",
                   raw_data: str | None = None, summary: dict | None = None,
-                  fallback_profile: dict | None = None) -> dict:
+                  fallback_profile: dict | None = None, series: dict | None = None) -> dict:
     """The profile dict. ``raw_data`` is the raw JSON's path relative to the profile file.
 
     Each value: measured by this run (source ``ert-<date>``), else the ``fallback_profile`` entry
     with its own source record copied (e.g. the bundled profile's derived L1 or assumed launch
-    overhead), else the plain ``datasheet`` number (source ``datasheet``), else left out.
+    overhead), else the plain ``datasheet`` number (source ``datasheet``), else what the run saw of the
+    device (SM clock: nvidia-smi's max SM clock; memory: CUDA's total memory; source ``device-<date>``),
+    else left out. Without a chosen series (``summary`` None, or computed on the run's own configured
+    series), L2/HBM come from PREFERRED_BANDWIDTH_SERIES and L1 from PREFERRED_L1_SERIES where the run has
+    them; ``series`` ({"canonical_series": name or None, "l1_series": name or None}) names the caller's explicit
+    choices, which are kept while the other level takes the preferred series;
+    a given ``summary`` dict is then updated in place to the one used, so the caller's report shows the
+    ceilings the profile holds.
     """
     sheet = datasheet if datasheet is not None else {}
-    summ = summary if summary is not None else summarise(raw)
+    explicit = {k: v for k, v in (series or {}).items() if v}
+    if series is not None or summary is None or _uses_run_defaults(raw, summary):
+        chosen = summarise({**raw, "config": {**preferred_config(raw), **explicit}})
+        if summary is not None:
+            summary.clear()
+            summary.update(chosen)
+        summary = chosen
+    summ = summary
     prov = raw.get("provenance", {}) or {}
     gpu = prov.get("gpu_info", {}) or {}
     date = str(prov.get("date", "unknown"))
@@ -223,10 +271,18 @@ def build_profile(raw: dict, datasheet: dict | None = None, *, name: str = "h200
     measured_scalars = {"sm_count": gpu.get("sm_count"), "l2_bytes": gpu.get("l2_bytes"),
                         "launch_overhead_s": summ.get("launch_overhead_s"),
                         "kernel_gap_s": summ.get("kernel_gap_s")}
+    device = _device_facts(raw)
+    dev_src = f"device-{date[:10]}"
     for key in SCALARS:
         e = entry((key,), measured_scalars.get(key), sheet.get(key))
+        if e is None and _finite(device.get(key)):  # no datasheet: what the run saw of the device
+            used[dev_src] = {}
+            e = {"value": device[key], "source": dev_src}
         if e is not None:
             profile[key] = e
+    if not sheet and "memory_bytes" in device and _finite(device["memory_bytes"]):  # no datasheet: as the run saw
+        used[dev_src] = {}
+        profile["memory_bytes"] = {"value": device["memory_bytes"], "source": dev_src}
 
     sheet_flops = sheet.get("peak_flops_per_s", {}) or {}
     cuda = summ.get("compute_peaks", {})
@@ -273,12 +329,31 @@ def build_profile(raw: dict, datasheet: dict | None = None, *, name: str = "h200
         "cupy": prov.get("cupy"), "clocks_seen": clocks, "raw_data": raw_data,
         "notes": _notes(raw, summ),
     }
+    if dev_src in used:
+        sources[dev_src] = {"kind": "measured", "date": date, "reference": (
+            "seen on the device by the ERT run: SM clock = nvidia-smi clocks.max.sm "
+            f"({device.get('sm_clock_hz', 0) / 1e6:.0f} MHz), memory = CUDA total memory "
+            f"({device.get('memory_bytes', 0):.0f} B) (raw data: provenance.gpu_info, clocks)")}
     profile["sources"] = sources
     high = {k: r for k, r in datasheet_ratios(profile).items() if r > 1.1}
     if high:
         sources[src]["notes"] += ". CHECK: above the datasheet: " + ", ".join(
             f"{k} x{r:.2f}" for k, r in sorted(high.items()))
     return profile
+
+
+def _device_facts(raw: dict) -> dict:
+    """SM clock (nvidia-smi's max SM clock over the run's clock samples) and device memory (CUDA's total)."""
+    out = {}
+    clocks = [c.get("max_sm_clock_mhz") for c in (raw.get("clocks", {}) or {}).values() if isinstance(c, dict)]
+    clocks = [c for c in clocks if _finite(c)]
+    if clocks:
+        out["sm_clock_hz"] = float(max(clocks)) * 1e6
+    mem = ((raw.get("provenance", {}) or {}).get("gpu_info", {}) or {}).get("total_mem_bytes")
+    if _finite(mem):
+        out["hbm_bytes"] = float(mem)
+        out["memory_bytes"] = int(mem)
+    return out
 
 
 def sanitise(obj):

@@ -30,7 +30,7 @@ from predictor.timing import NUMPY_OPS, PARAMS, hidden_kernel_time, kernel_featu
 from predictor.graph.cost import cost_graph
 from predictor.graph.fused import runtime_op
 from predictor.graph.opclass import KERNEL_CLASSES, hidden_entry, hidden_key, kernel_class, op_class
-from predictor.graph.traffic import HierarchicalTraffic, params_for
+from predictor.graph.traffic import params_for, traffic_for
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
 from predictor.roofline import level_times_s
@@ -126,7 +126,7 @@ def _costs(case: Case, profile):
     if graph is None:
         return None, None
     pol = policy(case.precision)
-    gc = cost_graph(graph.nodes, pol, graph.opset or 21, HierarchicalTraffic(profile.l2_bytes, profile.arch),
+    gc = cost_graph(graph.nodes, pol, graph.opset or 21, traffic_for(profile),
                     frozenset(t.name for t in graph.inputs))
     nodes = {n.name: n for n in graph.nodes}
     return gc, nodes

@@ -32,7 +32,7 @@ import numpy as np
 from predictor.fitted import _hidden_bytes, gemm_wave, tile_padding
 from predictor.graph.cost import cost_graph
 from predictor.graph.opclass import hidden_key, kernel_class
-from predictor.graph.traffic import HierarchicalTraffic
+from predictor.graph.traffic import traffic_for
 from predictor.precision import policy
 from predictor.roofline import level_times_s
 from predictor.timing import param_bounds
@@ -132,7 +132,7 @@ def _columns(rows: list[dict], mc: MicroClass, precision: str, profile) -> dict[
     pol = policy(precision)
     for r in rows:
         node = mc.node(row_params(r))
-        gc = cost_graph([node], pol, 21, HierarchicalTraffic(profile.l2_bytes, profile.arch),
+        gc = cost_graph([node], pol, 21, traffic_for(profile),
                         frozenset(t.name for t in node.inputs if not t.is_initializer))
         c = gc.costs[0]
         ideal = level_times_s(c, profile, 0.0)

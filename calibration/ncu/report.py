@@ -48,7 +48,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from predictor.graph.cost import cost_graph
 from predictor.graph.loader import load
 from predictor.graph.opclass import op_class
-from predictor.graph.traffic import HierarchicalTraffic, padded_gemm_flops, params_for
+from predictor.graph.traffic import padded_gemm_flops, params_for, traffic_for
 from predictor.machine.profile import load_profile
 from predictor.precision import policy as get_policy
 from predictor.types import MemLevel, Unit
@@ -193,8 +193,7 @@ def _calibration(profile):
 
 
 def _cost(graph, pol, profile, residency: str):
-    traffic = HierarchicalTraffic(profile.l2_bytes, profile.arch, params_for(profile.arch, residency,
-                                                                             profile.sm_count))
+    traffic = traffic_for(profile, residency)
     return cost_graph(graph.nodes, pol, graph.opset or 21, traffic, **_graph_inputs_kw(graph))
 
 

@@ -19,7 +19,7 @@ for s in p["sources"].values():
         s["raw_data"] = "calibration/data/h200/ert/h200_ert_raw.json"
         s["rebuilt_by"] = "calibration/scripts/bundle_h200_profile.sh (series: L1 read_fp32x4, L2/HBM copy_fp32x4)"
 p.update(name="h200", full_name="NVIDIA H200 SXM 141GB (ERT-measured)",
-         aliases=["h200-sxm", "h200-sxm-141gb", "h200-141gb", "h200-ert"])
+         aliases=["h200-sxm", "h200-sxm-141gb", "h200-141gb", "h200-ert", "NVIDIA H200", "NVIDIA H200 SXM"])
 # device memory as nvidia-smi reports it on the calibration machine (memory.total 143771 MiB)
 p["memory_bytes"] = {"value": 143771 * 1048576, "source": "env-2026-12-02"}
 p["sources"]["env-2026-12-02"] = {

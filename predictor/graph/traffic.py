@@ -81,9 +81,6 @@ from .opclass import op_class
 
 RESIDENCY_MODES = ("stream", "replay")
 
-# SMs per GPU by architecture (the largest data-centre part): the wave-filling target. A profile's own
-# count can be passed through TrafficParams(sm_count=...).
-_SM_COUNT = {"volta": 80, "turing": 72, "ampere": 108, "ada": 142, "hopper": 132, "blackwell": 148}
 
 
 @dataclass(frozen=True)
@@ -93,7 +90,8 @@ class TrafficParams:
     tensor_tile: tuple[int, int] = (128, 128)   # (tile_m, tile_n) of tensor-core GEMM/conv kernels
     cuda_tile: tuple[int, int] = (128, 64)      # (tile_m, tile_n) of CUDA-core (SIMT FFMA) kernels
     min_tile: int = 16                          # wave filling never shrinks a tile side below this
-    sm_count: int = 132                         # wave filling: grids shrink tiles until they cover the SMs
+    sm_count: int = 132                         # wave filling: grids shrink tiles until they cover the SMs (the
+    #                                             profile's count: traffic_for; 132 only for hand-built params)
     tma_multicast: int = 2                      # CTAs per cluster sharing one operand's TMA loads
     l2_far_fraction: float = 0.47               # extra lts__t bytes per distinct byte (two L2 partitions)
     resident_fraction: float = 0.5              # share of the L2 that holds distinct data
@@ -105,7 +103,8 @@ class TrafficParams:
 
 
 def params_for(arch: str, residency: str = "stream", sm_count: int | None = None) -> TrafficParams:
-    """Default parameters for an architecture ('volta', 'ampere', 'hopper', ...).
+    """Default parameters for an architecture ('volta', 'ampere', 'hopper', ...) and a GPU's SM count
+    (from its profile: ``traffic_for``; without one, TrafficParams' default).
 
     Hopper and Blackwell: TMA path for tensor-core GEMMs and a two-partition L2 (fabric bytes); Ampere's
     A100 also has two L2 partitions; earlier parts one.
@@ -116,9 +115,15 @@ def params_for(arch: str, residency: str = "stream", sm_count: int | None = None
     return TrafficParams(
         tma_tensor_path=a in ("hopper", "blackwell"),
         l2_far_fraction=0.47 if a in ("ampere", "hopper", "blackwell") else 0.0,
-        sm_count=sm_count or _SM_COUNT.get(a, 132),
+        sm_count=sm_count or TrafficParams.sm_count,
         residency=residency,
     )
+
+
+def traffic_for(profile, residency: str = "stream") -> "HierarchicalTraffic":
+    """The traffic model of a GPU: its L2 size, architecture and SM count, all from its MachineProfile."""
+    return HierarchicalTraffic(profile.l2_bytes, profile.arch,
+                               params_for(profile.arch, residency, profile.sm_count))
 
 
 # ------------------------------------------------------------------------------------------ tiling

@@ -11,10 +11,12 @@ import json
 import math
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from typing import Any, Mapping
 
 from ..types import MemLevel, Precision, PredictorError, Unit, frozen_map
+from .arch import arch_info
 
 SCHEMA_VERSION = 1
 MAX_PROFILE_BYTES = 1 << 20
@@ -45,6 +47,15 @@ class MachineProfile:
     path: str = ""
     # device memory a process can address (nvidia-smi's memory.total); profiles without it use hbm_bytes
     memory_bytes: float = 0.0
+    # SM clock the GPU holds under sustained load where the vendor publishes one (power-limited parts); 0: not
+    # published (the peaks are taken at sm_clock_hz, the boost clock)
+    sustained_sm_clock_hz: float = 0.0
+
+    @property
+    def tensor_core_generation(self) -> int | None:
+        """1 Volta, 2 Turing, 3 Ampere, 4 Ada/Hopper, 5 Blackwell, 0 none (Pascal); None for an unknown arch."""
+        info = arch_info(self.arch)
+        return info.tensor_core_generation if info else None
 
     def peak(self, precision: Precision, unit: Unit) -> float | None:
         return self.peak_flops_per_s.get((precision, unit))
@@ -80,14 +91,29 @@ class MachineProfile:
 
 
 # ------------------------------------------------------------------------------------------------
+def normalise_name(name: str) -> str:
+    """A GPU name as users type it -> the key aliases are matched on: case-insensitive, a leading "NVIDIA" or
+    "Tesla" dropped, spaces and underscores as "-" ("Tesla V100-PCIE-32GB" -> "v100-pcie-32gb",
+    "NVIDIA A100 80GB PCIe" -> "a100-80gb-pcie")."""
+    words = str(name).strip().lower().replace("_", " ").split()
+    while len(words) > 1 and words[0] in ("nvidia", "tesla"):
+        words = words[1:]
+    return "-".join(words)
+
+
 def bundled_names() -> dict[str, str]:
-    """alias (lower case) -> bundled profile file name."""
+    """normalised name or alias -> bundled profile file name (see normalise_name)."""
+    return dict(_bundled_names())
+
+
+@lru_cache(maxsize=1)
+def _bundled_names() -> dict[str, str]:
     out: dict[str, str] = {}
     for entry in resources.files(__package__).joinpath("profiles").iterdir():
         if entry.name.endswith(".json"):
             doc = json.loads(entry.read_text())
             for alias in [doc.get("name", "")] + list(doc.get("aliases", [])):
-                out[str(alias).lower()] = entry.name
+                out[normalise_name(alias)] = entry.name
     return out
 
 
@@ -97,7 +123,7 @@ def load_profile(name_or_path: str) -> MachineProfile:
     if looks_like_path:
         return _load_file(name_or_path)
     names = bundled_names()
-    key = name_or_path.lower()
+    key = normalise_name(name_or_path)
     if key not in names:
         known = sorted({f[:-5] for f in names.values()})
         raise PredictorError(f"unknown GPU '{name_or_path}' (known: {', '.join(known)}; or give a profile .json path)")
@@ -131,6 +157,8 @@ def _bad(where: str, field: str, why: str) -> PredictorError:
 
 
 def _number(doc: Any, field: str, where: str, sources: Mapping, prov: dict, integer: bool = False) -> float:
+    if doc is None:
+        raise _bad(where, field, 'is missing (expected {"value": number, "source": key})')
     if not isinstance(doc, dict) or "value" not in doc or "source" not in doc:
         raise _bad(where, field, 'must be an object {"value": number, "source": key}')
     v, src = doc["value"], doc["source"]
@@ -180,6 +208,12 @@ def parse_profile(doc: Any, where: str = "<profile>") -> MachineProfile:
             peaks[(Precision(p), Unit(u))] = _number(num, f"peak_flops_per_s.{p}.{u}", where, sources, prov)
     if (Precision.FP32, Unit.CUDA) not in peaks:
         raise _bad(where, "peak_flops_per_s.fp32.cuda", "is required")
+    info = arch_info(doc["arch"])
+    for (p, u) in peaks:
+        if info is not None and u is Unit.TENSOR and p.value not in info.tensor_precisions:
+            raise _bad(where, f"peak_flops_per_s.{p.value}.tensor",
+                       f"is not possible on {info.name} (tensor cores of generation {info.tensor_core_generation} "
+                       f"take {', '.join(sorted(info.tensor_precisions)) or 'nothing: no tensor cores'})")
     bw_doc = doc.get("bandwidth_Bps")
     if not isinstance(bw_doc, dict):
         raise _bad(where, "bandwidth_Bps", "must be an object with L1, L2, HBM")
@@ -194,6 +228,10 @@ def parse_profile(doc: Any, where: str = "<profile>") -> MachineProfile:
         raise _bad(where, "datasheet", "must be an object")
     memory = _number(doc["memory_bytes"], "memory_bytes", where, sources, prov, integer=True) \
         if "memory_bytes" in doc else scalars["hbm_bytes"]
+    sustained = _number(doc["sustained_sm_clock_hz"], "sustained_sm_clock_hz", where, sources, prov) \
+        if "sustained_sm_clock_hz" in doc else 0.0
+    if sustained > scalars["sm_clock_hz"]:
+        raise _bad(where, "sustained_sm_clock_hz", f"must not exceed sm_clock_hz ({scalars['sm_clock_hz']:g})")
     return MachineProfile(
         name=doc["name"],
         full_name=str(doc.get("full_name", doc["name"])),
@@ -212,4 +250,5 @@ def parse_profile(doc: Any, where: str = "<profile>") -> MachineProfile:
         datasheet=frozen_map(datasheet),
         path=where,
         memory_bytes=float(memory),
+        sustained_sm_clock_hz=float(sustained),
     )

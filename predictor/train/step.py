@@ -19,7 +19,7 @@ from typing import Mapping
 from ..calibrate import Calibration, Uncalibrated
 from ..graph.cost import to_cost
 from ..graph.loader import Graph, load
-from ..graph.traffic import HierarchicalTraffic
+from ..graph.traffic import traffic_for
 from ..machine.profile import MachineProfile
 from ..precision import PrecisionPolicy, policy as get_policy
 from ..predict import predict_graph
@@ -225,7 +225,7 @@ def predict_training_graph(graph: Graph, profile: MachineProfile, precision: str
         listing = ", ".join(f"{k} x{v}" for k, v in sorted(unsupported.items()))
         raise PredictorError(f"--strict: ops the cost model does not know: {listing}")
     seq = sequence(plan)
-    traffic = HierarchicalTraffic(profile.l2_bytes, profile.arch)
+    traffic = traffic_for(profile)
     levels = traffic.assign([(n, w) for n, w, _, _ in seq], pol.matmul[1], pol.storage_bytes)
     ops = tuple(cal.predict_op(n, to_cost(n, w, p, lb), profile, p) for (n, w, p, _), lb in zip(seq, levels))
     per_tensor_s = float(getattr(cal, "multi_tensor_per_tensor_s", 0.0))

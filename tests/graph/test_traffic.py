@@ -47,10 +47,21 @@ def relu(x, y, name):
 
 
 # --------------------------------------------------------------------------------- parameters
+def test_traffic_for_takes_every_gpu_fact_from_the_profile():
+    from predictor.graph.traffic import traffic_for
+    from predictor.machine.profile import load_profile
+
+    for name in ("v100", "a100", "h200"):
+        prof = load_profile(name)
+        t = traffic_for(prof, "replay")
+        assert (t.l2_bytes, t.params.sm_count, t.params.residency) == (prof.l2_bytes, prof.sm_count, "replay")
+    assert traffic_for(load_profile("v100")).params.sm_count == 80  # the profile's, not an arch table's
+
+
 def test_params_for_architectures():
     h = params_for("hopper")
     assert (h.tma_tensor_path, h.l2_far_fraction, h.sm_count, h.residency) == (True, 0.47, 132, "stream")
-    v = params_for("volta", "replay")
+    v = params_for("volta", "replay", 80)
     assert (v.tma_tensor_path, v.l2_far_fraction, v.sm_count, v.residency) == (False, 0.0, 80, "replay")
     assert params_for("hopper", sm_count=114).sm_count == 114
     with pytest.raises(ValueError, match="residency"):

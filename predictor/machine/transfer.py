@@ -1,0 +1,170 @@
+"""Transfer of a calibration fitted on one GPU (the H200) to another GPU: what carries over, and how.
+
+A fitted calibration (predictor/fitted.py) holds efficiencies that are fractions of *measured* (ERT)
+ceilings, fixed costs per kernel, and hidden-kernel counts. On another GPU, per parameter:
+
+* **SM count, wave quantisation**: not parameters. GEMM wave efficiency (``fitted.gemm_wave``), block-walk
+  waves, rows per SM and the traffic model's wave-filled tiles (``graph.traffic.traffic_for``) all use the
+  target profile's ``sm_count``.
+* **Tensor-core generation, precisions**: the target profile's peaks; a precision the GPU has no ceiling for is
+  the usual n/a error (profiles are validated against ``machine/arch.py``: no bf16/tf32 before Ampere, fp8 from
+  Ada/Hopper). cuBLAS/cuDNN tile shapes: the H200-fitted tile choice (``fitted.TENSOR_TILES``); the traffic
+  model takes the TMA path on Hopper/Blackwell only and a two-partition L2 on A100/Hopper/Blackwell.
+* **L2 capacity**: the target's ``l2_bytes`` sets the traffic model's residency window.
+* **Ceilings** (peaks, L1/L2/HBM bandwidth): a ceiling measured on the target (source kind ``ert``,
+  ``measured``, ``derived-measured``) is used as it is. A ceiling that is a datasheet figure (kind
+  ``datasheet``, or ``derived`` from datasheet figures such as L1 = bytes/clock x SMs x clock) is multiplied by
+  the *achievable fraction* of that ceiling, measured / datasheet on a reference GPU: for Volta, Turing and
+  Pascal the published V100 SXM2 ERT run over the V100 datasheet (``v100`` profile, for the ceilings it has),
+  otherwise, and for every ceiling the V100 lacks, the H200 ERT run over the H200 datasheet (``h200`` over
+  ``h200-datasheet``). 16-bit CUDA-core peaks are taken relative to the fp32 one instead (datasheets list them
+  at 1x, 2x or 4x the fp32 rate; the H200's ERT 16-bit kernels reached 1.03x its fp32 rate, the V100's 1.93x):
+  achievable = min(datasheet, achievable fp32 x the reference's measured 16-bit / fp32 ratio). So an H100 (datasheet) gets the H200's measured compute and L1/L2 rates and 0.823 x its
+  3.35 TB/s HBM: never faster than the H200 where only memory differs.
+* **Clocks**: peaks are at the profile's boost clock; where a profile publishes a sustained (power-limited)
+  clock, compute and L1/L2 ceilings are further scaled by sustained / boost.
+* **Fitted as on the H200, not scaled**: per-class efficiencies, t0 and per-row/per-wave costs, hidden kernels,
+  ``gemm_k_half``, the CUDA-graph kernel gap and host dispatch costs. Ignores: other libraries' kernels on
+  other generations (e.g. cuDNN's pre-Hopper kernels), clock differences in fixed costs.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Mapping
+
+from ..types import MemLevel, Precision, Unit, frozen_map
+from .profile import MachineProfile, load_profile
+
+DATASHEET_KINDS = frozenset({"datasheet", "derived"})  # ceilings the achievable fraction applies to
+VOLTA_FAMILY = frozenset({"volta", "turing", "pascal"})
+CLOCKED_LEVELS = (MemLevel.L1, MemLevel.L2)  # bandwidths that scale with the SM clock
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """The target GPU's profile with achievable ceilings, and what was done to each ceiling."""
+
+    source_gpu: str
+    target: MachineProfile
+    profile: MachineProfile  # ceilings the transferred calibration is applied to
+    factors: Mapping[str, float]  # profile field -> factor applied (absent: used as it is)
+    reasons: Mapping[str, str]  # profile field -> why
+
+    def to_json(self) -> dict:
+        """The ``transfer`` object of predict's JSON output."""
+        return {
+            "from_gpu": self.source_gpu,
+            "to_gpu": self.target.name,
+            "ceilings": {f: {"factor": self.factors[f], "why": self.reasons[f]} for f in sorted(self.factors)},
+            "unchanged": sorted(set(self.target.provenance) - set(self.factors)
+                                - {"sm_count", "sm_clock_hz", "l2_bytes", "hbm_bytes", "memory_bytes",
+                                   "launch_overhead_s", "kernel_gap_s", "sustained_sm_clock_hz"}),
+            "as_profile": ["sm_count (waves, tiles, rows per SM)", "l2_bytes (residency)",
+                           "tensor-core precisions (n/a where the GPU has none)"],
+            "as_fitted": ["class efficiencies", "t0_s, row_s, block_s", "hidden kernels", "gemm_k_half",
+                          "kernel_gap_s", "host dispatch"],
+        }
+
+    def summary(self) -> str:
+        """One line for the table report."""
+        if not self.factors:
+            return f"calibration of {self.source_gpu} transferred to {self.target.name}: ceilings as measured"
+        by = {}
+        for f, x in self.factors.items():
+            by.setdefault(f"x{x:.3g}", []).append(f.split(".", 1)[-1])
+        n = len(self.factors)
+        return (f"calibration of {self.source_gpu} transferred to {self.target.name}: {n} datasheet ceiling"
+                f"{'s' if n != 1 else ''} scaled to achievable (e.g. HBM x{self.factors.get('bandwidth_Bps.HBM', 1):.3g}"
+                f"); SM count, L2 size and precisions from the profile; efficiencies as fitted")
+
+
+def _fields(p: MachineProfile) -> dict[str, float]:
+    out = {f"peak_flops_per_s.{pr.value}.{u.value}": v for (pr, u), v in p.peak_flops_per_s.items()}
+    out.update({f"bandwidth_Bps.{lv.value}": v for lv, v in p.bandwidth_Bps.items()})
+    return out
+
+
+def _sheet_fields(p: MachineProfile) -> dict[str, float]:
+    """The plain datasheet numbers a profile keeps under ``datasheet``."""
+    out = {}
+    for prec, units in (p.datasheet.get("peak_flops_per_s") or {}).items():
+        for unit, v in (units or {}).items():
+            out[f"peak_flops_per_s.{prec}.{unit}"] = float(v)
+    for lv, v in (p.datasheet.get("bandwidth_Bps") or {}).items():
+        out[f"bandwidth_Bps.{lv}"] = float(v)
+    return out
+
+
+@lru_cache(maxsize=None)
+def achievable_fractions(family: str) -> Mapping[str, float]:
+    """measured / datasheet per ceiling on the reference GPU of ``family`` ("volta" or "default")."""
+    h200, sheet = load_profile("h200"), load_profile("h200-datasheet")
+    measured, listed = _fields(h200), _fields(sheet)
+    out = {f: measured[f] / listed[f] for f in listed if f in measured}
+    out.update({f"ratio16.{p}": measured[f"peak_flops_per_s.{p}.cuda"] / measured["peak_flops_per_s.fp32.cuda"]
+                for p in ("fp16", "bf16")})
+    if family == "volta":
+        v100 = load_profile("v100")
+        measured, listed = _fields(v100), _sheet_fields(v100)
+        out.update({f: measured[f] / listed[f] for f in listed if f in measured})
+        out["ratio16.fp16"] = measured["peak_flops_per_s.fp16.cuda"] / measured["peak_flops_per_s.fp32.cuda"]
+    return frozen_map(out)
+
+
+_CUDA16 = {"peak_flops_per_s.fp16.cuda": "fp16", "peak_flops_per_s.bf16.cuda": "bf16"}
+
+
+def transfer_profile(target: MachineProfile, source_gpu: str = "h200") -> Transfer:
+    """The ceilings a calibration fitted on ``source_gpu`` is applied to on ``target`` (see the module text)."""
+    fractions = achievable_fractions("volta" if target.arch.lower() in VOLTA_FAMILY else "default")
+    clock = target.sustained_sm_clock_hz / target.sm_clock_hz if target.sustained_sm_clock_hz else 1.0
+    factors: dict[str, float] = {}
+    reasons: dict[str, str] = {}
+    values = _fields(target)
+    for field, value in values.items():
+        x, why = 1.0, []
+        fp32 = "peak_flops_per_s.fp32.cuda"
+        if field in _CUDA16 and target.source_kind(field) in DATASHEET_KINDS and fp32 in values:
+            base = values[fp32] * (fractions[fp32] if target.source_kind(fp32) in DATASHEET_KINDS else 1.0)
+            ratio = fractions[f"ratio16.{_CUDA16[field]}"]
+            x = min(value, base * ratio) / value
+            why.append(f"min(datasheet, achievable fp32 x {ratio:.3g}, the reference's measured 16-bit / fp32 "
+                       f"CUDA-core ratio)")
+        elif target.source_kind(field) in DATASHEET_KINDS:
+            frac = fractions.get(field)
+            if frac is None:  # a precision/unit no reference measured: the fraction of its fp32 CUDA-core peak
+                frac = fractions["peak_flops_per_s.fp32.cuda"]
+                why.append("achievable fraction of the reference's fp32 CUDA-core peak (none measured for this one)")
+            else:
+                ref = "V100 ERT / V100 datasheet" if target.arch.lower() in VOLTA_FAMILY and field in \
+                    _sheet_fields(load_profile("v100")) else "H200 ERT / H200 datasheet"
+                why.append(f"achievable fraction {ref}")
+            x *= frac
+        clocked = field.startswith("peak_flops_per_s.") or field in ("bandwidth_Bps.L1", "bandwidth_Bps.L2")
+        if clock != 1.0 and clocked:
+            x *= clock
+            why.append(f"sustained / boost clock {clock:.3g}")
+        if why:
+            factors[field], reasons[field] = x, "; ".join(why)
+    peaks = {(p, u): v * factors.get(f"peak_flops_per_s.{p.value}.{u.value}", 1.0)
+             for (p, u), v in target.peak_flops_per_s.items()}
+    bw = {lv: v * factors.get(f"bandwidth_Bps.{lv.value}", 1.0) for lv, v in target.bandwidth_Bps.items()}
+    profile = dataclasses.replace(target, peak_flops_per_s=frozen_map(peaks), bandwidth_Bps=frozen_map(bw)) \
+        if factors else target
+    return Transfer(source_gpu, target, profile, frozen_map(factors), frozen_map(reasons))
+
+
+_MARK = " (transferred to another GPU)"
+
+
+def transfer_of(calibration_name: str, profile: MachineProfile) -> Transfer | None:
+    """The transfer behind a prediction whose calibration is named ``fitted:GPU (transferred to another GPU)``
+    (predictor/fitted.py); None for a calibration on its own GPU or the pure roofline."""
+    if not calibration_name.startswith("fitted:") or not calibration_name.endswith(_MARK):
+        return None
+    return transfer_profile(profile, calibration_name[len("fitted:"):-len(_MARK)])
+
+
+__all__ = ["transfer_of", "Transfer", "achievable_fractions", "transfer_profile", "Precision", "Unit"]

@@ -1,0 +1,43 @@
+"""The published-throughput rows: every row names a source, a shipped profile and a graph of ours."""
+import csv
+from pathlib import Path
+
+import pytest
+
+from calibration.published_accuracy import CSV, predict_rows, read_rows, summary
+from predictor.machine.profile import load_profile
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_row_has_a_source_a_profile_and_a_graph():
+    rows = read_rows()
+    assert len(rows) == 100
+    for r in rows:
+        assert r.source.startswith("https://github.com/NVIDIA/DeepLearningExamples/blob/")
+        assert load_profile(r.gpu).name == r.gpu
+        assert (REPO / r.onnx).is_file()
+        assert r.published > 0 and r.latency_ms > 0 and r.precision in ("fp32", "tf32", "amp")
+
+
+def test_gpu_bound_rows_are_chosen_from_published_latency_alone(tmp_path):
+    path = tmp_path / "t.csv"
+    with open(CSV, newline="") as f:
+        head = next(csv.reader(f))
+    base = dict.fromkeys(head, "x")
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, head)
+        w.writeheader()
+        for b, lat in ((1, 10.0), (2, 19.9), (4, 20.0)):
+            w.writerow({**base, "gpu_profile": "t4", "precision": "fp32", "batch": b, "throughput_published": 1,
+                        "latency_avg_ms_published": lat})
+    assert [r.gpu_bound for r in read_rows(path)] == [False, False, True]   # 20.0 >= 2 x 10.0
+
+
+def test_comparison_runs_and_reports_per_gpu():
+    rows = [r for r in read_rows() if r.network == "resnet50" and r.batch in (1, 256)]
+    s = summary(predict_rows(rows))
+    assert set(s["by_gpu"]) == {"v100", "t4"} and s["all"]["rows"] == len(rows) == 8
+    for r in s["rows"]:
+        assert r["predicted"] > 0 and r["error_pct"] == pytest.approx(100 * (r["predicted"] / r["published"] - 1),
+                                                                        abs=0.06)

@@ -1,0 +1,72 @@
+"""Transfer of the H200 calibration to other GPUs: achievable ceilings, what the output says."""
+import json
+
+import pytest
+
+from predictor.fitted import bundled_calibration
+from predictor.machine.profile import load_profile
+from predictor.machine.transfer import achievable_fractions, transfer_of, transfer_profile
+from predictor.types import MemLevel, Precision, Unit
+
+
+def test_h200_fractions_are_measured_over_datasheet():
+    f = achievable_fractions("default")
+    assert f["bandwidth_Bps.HBM"] == 3952090131751.126 / 4.8e12                 # 0.823
+    assert f["peak_flops_per_s.fp32.cuda"] == 61900351337757.07 / 66900000000000.01  # 0.925
+    assert f["bandwidth_Bps.L2"] == 8903406257654.213 / 10137600000000.0          # 0.878
+
+
+def test_h100_gets_the_h200s_measured_compute_and_a_scaled_hbm():
+    t = transfer_profile(load_profile("h100"))
+    h200 = load_profile("h200")
+    assert t.profile.peak(Precision.FP32, Unit.CUDA) == pytest.approx(h200.peak(Precision.FP32, Unit.CUDA), rel=1e-12)
+    assert t.profile.bandwidth(MemLevel.L2) == pytest.approx(h200.bandwidth(MemLevel.L2), rel=1e-12)
+    assert t.profile.bandwidth(MemLevel.HBM) == pytest.approx(3.35e12 * 3952090131751.126 / 4.8e12, rel=1e-12)
+    # 16-bit CUDA cores: achievable fp32 x the H200's measured fp16/fp32 ratio = the H200's measured fp16 rate
+    assert t.profile.peak(Precision.FP16, Unit.CUDA) == pytest.approx(h200.peak(Precision.FP16, Unit.CUDA), rel=1e-9)
+
+
+def test_measured_ceilings_are_used_as_they_are():
+    assert transfer_profile(load_profile("v100")).factors == {}
+    t4 = transfer_profile(load_profile("t4"))
+    assert "bandwidth_Bps.L2" not in t4.factors   # derived from the V100's published ERT L2 (derived-measured)
+    assert t4.factors["bandwidth_Bps.HBM"] == 828.8e9 / 900e9   # Turing takes the V100 ERT / datasheet fraction
+
+
+def test_sustained_clock_scales_compute_and_on_chip_bandwidth():
+    import dataclasses
+
+    t4 = load_profile("t4")
+    slow = dataclasses.replace(t4, sustained_sm_clock_hz=1.2e9)
+    a, b = transfer_profile(t4), transfer_profile(slow)
+    assert b.factors["peak_flops_per_s.fp32.cuda"] == pytest.approx(a.factors["peak_flops_per_s.fp32.cuda"] * 1.2 / 1.59)
+    assert b.factors["bandwidth_Bps.HBM"] == a.factors["bandwidth_Bps.HBM"]       # memory has its own clock
+
+
+def _total(model, gpu, precision):
+    from predictor.predict import predict_file
+
+    prof = load_profile(gpu)
+    return predict_file(model, prof, precision=precision, calibration=bundled_calibration(prof)).total_time_s
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_h200_never_slower_than_h100(conv_model, precision):
+    assert _total(conv_model, "h200", precision) <= _total(conv_model, "h100", precision)
+    # the same GPU with datasheet ceilings predicts as the measured one once the fractions are applied
+    assert _total(conv_model, "h200-datasheet", precision) == pytest.approx(_total(conv_model, "h200", precision),
+                                                                            rel=1e-9)
+
+
+def test_output_says_what_was_transferred(conv_model, capsys):
+    from predictor.cli import main
+
+    assert main([conv_model, "--gpu", "l4", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["transfer"]["from_gpu"] == "h200" and doc["transfer"]["to_gpu"] == "l4"
+    assert doc["transfer"]["ceilings"]["bandwidth_Bps.HBM"]["factor"] == pytest.approx(3952090131751.126 / 4.8e12)
+    assert main([conv_model, "--gpu", "h200", "--format", "json"]) == 0
+    assert "transfer" not in json.loads(capsys.readouterr().out)
+    assert main([conv_model, "--gpu", "l4"]) == 0
+    assert "calibration of h200 transferred to l4" in capsys.readouterr().out
+    assert transfer_of("uncalibrated", load_profile("l4")) is None
