@@ -20,7 +20,7 @@ from pathlib import Path
 
 from predictor.fitted import bundled_calibration, load_calibration
 from predictor.graph.cost import cost_graph
-from predictor.graph.traffic import HierarchicalTraffic
+from predictor.graph.traffic import traffic_for
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
 
@@ -33,7 +33,7 @@ SWEEPS = {"conv2d": ("conv_sweep", conv_node), "lstm": ("rnn_steps", rnn_node)}
 def evaluate(calibration=None) -> list[dict]:
     profile = load_profile("h200")
     cal = calibration or bundled_calibration(profile)
-    traffic = HierarchicalTraffic(profile.l2_bytes, profile.arch)
+    traffic = traffic_for(profile)
     out = []
     for sweep, (family, build) in SWEEPS.items():
         for r in microbench_rows((family,)):

@@ -16,7 +16,7 @@ from typing import Callable
 
 from predictor.graph.cost import cost_graph
 from predictor.graph.opclass import kernel_class
-from predictor.graph.traffic import HierarchicalTraffic
+from predictor.graph.traffic import traffic_for
 from predictor.precision import policy
 from predictor.types import Node, TensorInfo, frozen_map
 
@@ -124,7 +124,7 @@ def micro_costs(families: tuple[str, ...], profile, root: Path = MICROBENCH) -> 
     """(row, node, cost) of every error-free microbenchmark row of ``families`` whose op has a node builder and
     whose node costs to at least one kernel of a main-fit class."""
     out = []
-    traffic = HierarchicalTraffic(profile.l2_bytes, profile.arch)
+    traffic = traffic_for(profile)
     for r in microbench_rows(families, root):
         build = NODE_BUILDERS.get(r["op"])
         if build is None or r["precision"] not in ("fp32", "tf32", "fp16", "bf16"):
