@@ -101,9 +101,9 @@ class DPStep:
 
 
 def assign_buckets(sizes: Sequence[float], bucket_bytes: float, first_bytes: float = FIRST_BUCKET_BYTES) -> list[list[int]]:
-    """Gradient indices (in ready order) per bucket: a bucket closes when adding the next gradient would pass
-    its cap (the first bucket's cap is ``first_bytes``); a gradient larger than the cap gets a bucket alone.
-    As DDP's ``_compute_bucket_assignment_by_size``: a bucket is full once it reaches the cap."""
+    """Gradient indices (in ready order) per bucket, as DDP's ``compute_bucket_assignment_by_size``: each
+    gradient joins the open bucket, which closes once its bytes reach the cap (the first bucket's cap is
+    ``first_bytes``), so a bucket may end above its cap by its last gradient."""
     out: list[list[int]] = []
     cur: list[int] = []
     acc = 0.0
