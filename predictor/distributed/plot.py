@@ -42,7 +42,7 @@ def draw(series: Sequence[Series], title: str, path: str, marks: Sequence[tuple[
     check_plot_path(path)
     plt = _plt()
     fig, (axe, axt) = plt.subplots(1, 2, figsize=(13, 5.4))
-    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.25, top=0.88, wspace=0.22)
+    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.2, top=0.88, wspace=0.22)
     xmax = max((max(s.gpus) for s in series if s.gpus), default=8)
     for i, s in enumerate(series):
         c = COLORS[i % len(COLORS)]
@@ -56,9 +56,12 @@ def draw(series: Sequence[Series], title: str, path: str, marks: Sequence[tuple[
         axt.plot(xs, [base * x for x in xs], ":", color="0.5", lw=1, label="linear from the first point")
     for g, e, lab in marks:
         axe.plot([g], [100 * e], "*", color="k", ms=12, zorder=5)
-        axe.annotate(lab, (g, 100 * e), textcoords="offset points", xytext=(-8, -16), ha="right", fontsize=8)
+        axe.annotate(lab, (g, 100 * e), textcoords="offset points", xytext=(-10, 6), ha="right", fontsize=8.5)
+    from matplotlib.ticker import FuncFormatter
+
     for ax in (axe, axt):
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
         ax.set_xlim(0.8, xmax * 1.3)
         ax.set_xlabel("GPUs")
         ax.grid(True, which="major", alpha=0.3)
@@ -73,7 +76,7 @@ def draw(series: Sequence[Series], title: str, path: str, marks: Sequence[tuple[
     fig.suptitle(title, fontsize=11)
     handles, labels = axt.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8.5, frameon=False,
-               bbox_to_anchor=(0.5, 0.01))
+               bbox_to_anchor=(0.5, 0.02))
     try:
         fig.savefig(path, dpi=110)
     except OSError as e:
