@@ -64,7 +64,7 @@ def pigan():
 
 
 def resnet50():
-    prof, parts = _parts(["examples/resnet50.onnx"], "h100", "amp", batch=256, optimizer="sgd")
+    prof, parts = _parts(["examples/resnet50.onnx"], "h100", "amp", batch=32, optimizer="sgd")
     s = load_system("ib-cluster")
     counts = [1, 8, 64, 512, 4096, 32768, 131072]
     hbm = prof.bandwidth(MemLevel.HBM)
@@ -72,7 +72,7 @@ def resnet50():
     b = sweep(parts, s, counts, DPConfig(grad_comm="fp16"), hbm)
     print(report.to_table(a))
     draw(series_of(a, "DDP, fp32 gradients") + series_of(b, "DDP, fp16 gradients (compression hook)"),
-         "ResNet-50 (amp, 256/GPU) on an InfiniBand cluster of HGX H100 nodes: predicted scaling",
+         "ResNet-50 (amp, 32/GPU) on an InfiniBand cluster of HGX H100 nodes: predicted scaling",
          os.path.join(GALLERY, "scaling_resnet50_ib_cluster.png"))
 
 

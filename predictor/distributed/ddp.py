@@ -25,7 +25,7 @@ unused-parameter detection; bucket boundaries follow gradient ready order, not `
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from ..types import PredictorError
@@ -256,10 +256,6 @@ def _memory(step: StepProfile, n: int, cfg: DPConfig) -> float:
     if cfg.strategy == "zero1":
         return peak - opt * (1 - 1 / n) + (0.0 if cfg.bucket_view else grads)
     return peak - (params + grads + opt) * (1 - 1 / n) + 2 * unit
-
-
-def scaled(step: StepProfile, **changes) -> StepProfile:
-    return replace(step, **changes)
 
 
 __all__ = ["DPConfig", "DPStep", "Bucket", "assign_buckets", "simulate_overlap", "dp_step", "STRATEGIES",

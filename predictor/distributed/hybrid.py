@@ -15,7 +15,7 @@ the group's own NICs (it shares them with the group's all-reduce when a group sp
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..types import PredictorError
 from .collectives import Layout, layout_for, nccl_model
@@ -67,7 +67,7 @@ def hybrid_step(step: StepProfile, system: SystemProfile, gpus: int, group_gpus:
     x = exchange_time(step.gradient_bytes * wire / group_gpus, groups, system)
     t = max(group.step_s, x)
     stale = max(1, math.ceil(x / group.step_s)) if groups > 1 else 0
-    return HybridStep(gpus, group_gpus, groups, replace(group), x, t, stale)
+    return HybridStep(gpus, group_gpus, groups, group, x, t, stale)
 
 
 __all__ = ["HybridStep", "hybrid_step", "exchange_time"]

@@ -1,5 +1,4 @@
 """Collective formulas: nccl-tests' bus-bandwidth factors, ring bytes, NCCL's model on tiny systems."""
-import math
 
 import pytest
 
