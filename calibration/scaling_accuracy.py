@@ -80,9 +80,11 @@ def predict_check(check: dict) -> dict:
                        f"{r.exposed_comm_s * 1e3:.2f} ms")
         else:
             pred = r.hybrid_efficiency if hybrid else r.efficiency
+            head = f"hybrid groups of {hybrid}: {pred:.1%} (staleness {r.hybrid_staleness}); " if hybrid else ""
             out.update(predicted=pred, synchronous=r.efficiency,
-                       detail=f"hybrid groups of {hybrid}: {pred:.1%} (staleness {r.hybrid_staleness}); fully "
-                              f"synchronous DDP {r.efficiency:.1%}; one-GPU step {sc.rows[0].step_s * 1e3:.3f} ms")
+                       detail=f"{(pred - check['published']) * 100:+.1f} points; {head}fully synchronous DDP "
+                              f"{r.efficiency:.1%}; one-GPU step {sc.rows[0].step_s * 1e3:.3f} ms, exposed comm "
+                              f"{r.exposed_comm_s * 1e3:.2f} ms")
     out["error"] = out["predicted"] / check["published"] - 1.0
     out["assumptions"] = check.get("assumptions", [])
     return out
