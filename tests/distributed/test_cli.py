@@ -69,3 +69,11 @@ def test_bad_input_is_one_line_exit_2(conv_model, capsys, argv, msg):
 def test_gpu_still_required_without_a_system(conv_model, capsys):
     rc, out, err = _run(capsys, conv_model, "--batch", "2")
     assert rc == 2 and "the following arguments are required: --gpu" in err
+
+
+def test_no_nvls_and_strategy_in_json(conv_model, capsys):
+    rc, out, err = _run(capsys, conv_model, "--mode", "train", "--gpu", "h200", "--gpus", "8", "--no-nvls",
+                        "--parallel", "zero1", "--accumulate", "2", "--format", "json")
+    assert rc == 0, err
+    dp = json.loads(out)["data_parallel"]
+    assert (dp["nvls"], dp["strategy"], dp["accumulate"], dp["bucket_mb"]) == (False, "zero1", 2, 25.0)
