@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "foreach kernels (--no-fused-optimizer)")
     p.add_argument("--loss", choices=("cross_entropy", "mse"), default=None,
                    help="--mode train: the loss on the first output (default cross_entropy)")
+    from .distributed.cli import add_arguments as _add_distributed  # --gpus/--system/--nodes (multi-GPU training)
+
+    _add_distributed(p)
     return p
 
 
@@ -279,6 +282,14 @@ def _predict(args: argparse.Namespace) -> int:
 
     gc.disable()  # an analysis allocates many small objects and frees little: no cycle collections
     try:
+        from .distributed.cli import wants_distributed
+
+        if wants_distributed(args):  # data-parallel training on several GPUs (predictor/distributed)
+            from .distributed.cli import run as _run_distributed
+
+            return _run_distributed(args)
+        if not args.gpu:
+            build_parser().error("the following arguments are required: --gpu")
         sweep = len(args.gpu) > 1 or len(args.precision) > 1 or len(args.batch or ()) > 1
         _check_mode(args, sweep)
         if sweep:
