@@ -313,6 +313,8 @@ class FitSettings:
     micro_weight: float = 0.3  # weight of each microbenchmark kernel's log error (scope samples: sqrt of their share)
     prior: float = 0.3  # log-space ridge towards the starting values (x 0.05), for groups with little data
     micro_families: tuple[str, ...] = FIT_FAMILIES
+    legacy_bounds: float = 0.0  # 1: the bounds of the fit before predictor/timing/params.py (eff_memory up to 3,
+    # no floor for GEMM-like classes), for comparison in cross-validation only
 
 
 @dataclass
@@ -373,13 +375,21 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
 _PARAM_ORDER = ("t0_s", "eff_compute", "eff_memory")
 
 
-def _theta_bounds(data: FitData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _legacy_bounds(name: str, cls: str, prec: str) -> tuple[float, float]:
+    if name == "eff_memory":
+        return 0.02, 3.0
+    if name == "eff_compute":
+        return (0.6 if cls in ("conv", "gemm") and prec != "fp32" else 0.02), 1.0
+    return 2e-7, 5e-5
+
+
+def _theta_bounds(data: FitData, legacy: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Starting point and bounds (log space) from predictor.timing.params: per group t0, eff_compute, eff_memory,
     then the groups' row costs, then rnn_overlap (linear) and gemm_k_half."""
     th0, lo, hi = [], [], []
     for cls, prec in data.keys:
         for name in _PARAM_ORDER:
-            a, b = param_bounds(name, cls, prec)
+            a, b = (_legacy_bounds if legacy else param_bounds)(name, cls, prec)
             th0.append(math.log(min(max(PARAMS[name].start, a), b)))
             lo.append(math.log(a))
             hi.append(math.log(b))
@@ -405,7 +415,7 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
     (``case_weight``); networks in ``exclude`` are left out (grouped cross-validation)."""
     from scipy.optimize import least_squares
 
-    theta0, lo, hi = _theta_bounds(data)
+    theta0, lo, hi = _theta_bounds(data, bool(settings.legacy_bounds))
     keep_case = np.asarray([n not in exclude for n in data.case_names], dtype=float)
     sample_w = data.weights * np.where(data.sample_case >= 0, keep_case[np.maximum(data.sample_case, 0)],
                                        settings.micro_weight)
