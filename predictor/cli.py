@@ -449,7 +449,7 @@ def _predict_body(args: argparse.Namespace) -> int:
             from .train.plots import phase_series
 
             series = phase_series(pred, profile)
-            what = "training step: forward (filled), backward, optimizer (hollow)"
+            what = "training step: forward (filled), backward (hollow), optimizer (pale)"
         else:
             series = [series_from_prediction(pred, profile)]
             what = "predicted"
