@@ -22,8 +22,16 @@ def __getattr__(name: str):
         from . import api
 
         return getattr(api, name)
-    if name in _CALLABLE_MODULES:
-        import importlib
+    if name in _CALLABLE_MODULES:  # each module makes itself callable on import (predictor/_callable.py)
+        import sys
 
-        return importlib.import_module(f"{__name__}.{name}")  # the module makes itself callable on import
+        if name == "predict":  # a name from each module imports it (``from . import x`` would recurse here)
+            from .predict import predict_file  # noqa: F401
+        elif name == "sweep":
+            from .sweep import run_sweep  # noqa: F401
+        elif name == "compare":
+            from .compare import compare  # noqa: F401
+        else:
+            from .validate import validate  # noqa: F401
+        return sys.modules[f"{__name__}.{name}"]
     raise AttributeError(f"module 'predictor' has no attribute {name!r}")
