@@ -52,6 +52,9 @@ def to_json_dict(pred: NetworkPrediction, profile: MachineProfile) -> dict:
         "ops": [op_json(o) for o in pred.ops],
         "unsupported": dict(pred.unsupported),
     }
+    from .table import json_extras  # per op: op_class, output_shape, params, intensity; per class: totals
+
+    json_extras(doc, pred)
     if getattr(pred, "mode", "infer") == "train":  # a training step: phases, memory (predictor/train/report.py)
         from .train.report import extend_json
 

@@ -113,3 +113,19 @@ def op_lines(pred: NetworkPrediction, ranked: Sequence[OpPrediction], top: int) 
 
 LEGEND = ("AI: arithmetic intensity, FLOPs per byte at that level; %ceil: fraction of the bounding ceiling "
           "reached; params: elements of the op's float weights")
+
+
+def json_extras(doc: dict, pred: NetworkPrediction) -> dict:
+    """Keys the table adds to predictor/report.py's JSON document (in place; also returned): per op ``op_class``,
+    ``output_shape`` (null when unknown), ``params`` and ``intensity`` {L1, L2, HBM} (FLOP/byte, null without
+    bytes there); at the top ``classes``: {class: {time_s, share, ops, kernels, flops, hbm_bytes}}."""
+    info = getattr(pred, "op_info", None) or {}
+    for entry, o in zip(doc.get("ops", []), pred.ops):
+        i = info.get(o.cost.name)
+        entry["op_class"] = op_class(o.cost.op_type)
+        entry["output_shape"] = list(i.output_shape) if i and i.output_shape is not None else None
+        entry["params"] = i.params if i else None
+        entry["intensity"] = {lv.value: intensity(o, lv) for lv in MemLevel}
+    doc["classes"] = {r.op_class: {"time_s": r.time_s, "share": r.share, "ops": r.ops, "kernels": r.kernels,
+                                   "flops": r.flops, "hbm_bytes": r.hbm_bytes} for r in class_rows(pred)}
+    return doc

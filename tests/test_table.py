@@ -62,3 +62,15 @@ def test_training_memory_names_the_datasheet_capacity(conv_model, capsys):
     assert "in the 141 GB of the h200 (usable 139.4 GiB: 140.4 GiB addressable" in out
     assert "op class" in out
     assert load_profile("h200").hbm_bytes == 141e9
+
+
+def test_json_gains_the_table_keys(conv_model, capsys):
+    import json
+
+    assert main([conv_model, "--gpu", "h200", "--batch", "2", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    conv = next(o for o in doc["ops"] if o["op_type"] == "Conv")
+    assert conv["op_class"] == "conv" and conv["output_shape"] == [2, 8, 16, 16] and conv["params"] == 216
+    assert conv["intensity"]["HBM"] == 221184 / conv["bytes"]["HBM"]          # FLOPs / HBM bytes
+    assert set(conv) >= {"name", "op_type", "flops", "bytes", "time_s", "bound", "efficiency"}   # the keys it had
+    assert doc["classes"]["conv"]["flops"] == 221184 and doc["classes"]["elementwise"]["ops"] == 1

@@ -192,7 +192,7 @@ def draw_time(chart: TimeChart, path: str | None = None):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
 
-    fig = plt.figure(figsize=(16, 7.5))
+    fig = plt.figure(figsize=(17, 7.5))
     ax = fig.add_axes((0.05, 0.09, 0.40, 0.78))
     axf = fig.add_axes((0.525, 0.57, 0.15, 0.30))
     axb = fig.add_axes((0.525, 0.09, 0.15, 0.30))
@@ -303,7 +303,7 @@ def draw_time(chart: TimeChart, path: str | None = None):
     axb.set_title("time vs HBM bytes", fontsize=9)
     classes = sorted({p.op_class for p in tp})
     extra.insert(0, Line2D([], [], color="0.4", lw=0.8, label="op -> its vertex at time T (above ideal)"))
-    _legends(fig, ax, classes, chart.series if len(chart.series) > 1 else (), chart.keys, extra, x=0.815)
+    _legends(fig, ax, classes, chart.series if len(chart.series) > 1 else (), chart.keys, extra, x=0.81)
     note = "marker area: share of time"
     if any(chart.omitted.values()):
         note += "; left panel omits ops without FLOPs or HBM bytes: " + ", ".join(
