@@ -17,7 +17,8 @@ Tasks run in this process (``--workers 1``), in N processes (``--workers N``, co
 Dask distributed cluster (``--dask ADDRESS``; the optional extra ``dask``). Results: one row per setting,
 CSV (appended as tasks finish: an interrupted sweep keeps what it did) or Parquet (``.parquet``, needs
 pyarrow; written at the end). Resumable: a setting already in the output file (same model, GPU, precision,
-batch, GPU count) is not predicted again. A setting that cannot be predicted is a row with ``error``.
+batch, GPU count) is not predicted again. A setting that cannot be predicted (fp8 on a V100) is a row with
+``error``; a model that cannot be loaded stops the sweep with its one-line error (the rows written so far stay).
 """
 from __future__ import annotations
 
@@ -210,21 +211,20 @@ def run_task(task: Task) -> list[dict[str, Any]]:
     if opt and opt != "none":
         extra["optimize"] = opt
     cal = lambda p: _calibration(p.name, opts.get("calibration"), bool(opts.get("uncalibrated")))  # noqa: E731
-    try:
-        s = run_sweep(task.path, [_profile(g) for g in task.gpus], task.precisions, [task.batch], calibration_for=cal,
-                      **extra)
-    except PredictorError as e:   # the model cannot be loaded at this batch: every setting of the task is n/a
-        return [_row(task, g, p, error=str(e)) for g in task.gpus for p in task.precisions]
+    # a model that cannot be loaded (corrupt, an unbound dimension) raises: the sweep stops with its one-line error,
+    # keeping the rows written so far, and a later run resumes once the input is fixed (no n/a rows to skip)
+    s = run_sweep(task.path, [_profile(g) for g in task.gpus], task.precisions, [task.batch], calibration_for=cal,
+                  **extra)
     return [_row(task, r.gpu, r.precision, r) for r in s.rows]
 
 
-def _row(task: Task, gpu: str, precision: str, r=None, error: str | None = None) -> dict[str, Any]:
+def _row(task: Task, gpu: str, precision: str, r) -> dict[str, Any]:
     row = {"model": task.model, "gpu": gpu, "precision": precision, "batch": task.batch,
            "gpu_count": task.gpu_count}
-    if r is None or not r.ok:
+    if not r.ok:
         row.update({c: None for c in COLUMNS if c not in row})
-        row["error"] = " ".join(str(error if r is None else r.error).split())
-        row["calibration"] = getattr(r, "calibration", None)
+        row["error"] = " ".join(str(r.error).split())
+        row["calibration"] = r.calibration
         return row
     row.update({"total_time_s": r.total_time_s, "eager_time_s": r.eager_time_s, "throughput_per_s": r.throughput_per_s,
                 **{f"bound_{b}": r.bound_mix.get(b, 0.0) for b in BOUNDS}, "kernels": r.kernels,

@@ -117,3 +117,15 @@ def test_dask_local_cluster(tmp_path, conv_model):
 def test_grid_type_is_plain_data():
     g = Grid(("m",), ("/m",), ("h200",), ("fp32",), (1,))
     assert g.size == 1 and g.settings() == [("m", "h200", "fp32", 1, 1)]
+
+
+def test_a_model_that_cannot_be_loaded_stops_the_sweep(tmp_path, conv_model, capsys):
+    bad = tmp_path / "corrupt.onnx"
+    bad.write_bytes(b"not a model")
+    grid = _grid(tmp_path, conv_model, models=[conv_model, str(bad)])
+    out = tmp_path / "r.csv"
+    assert main(["sweep", grid, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "corrupt.onnx is not a valid ONNX model" in err and err.count("\n") == 1
+    rows = _rows(out)
+    assert len(rows) == 8 and {r["model"] for r in rows} == {conv_model}    # the good model's rows stay: resumable
