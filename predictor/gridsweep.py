@@ -366,6 +366,8 @@ def _executor(workers: int, dask: str | None):
 def run_grid(grid: Grid, out: str, workers: int = 1, dask: Any = None,
              on_rows: Callable[[int], Any] | None = None) -> GridRun:
     """Predict every setting of ``grid`` not yet in ``out``; rows go to ``out`` (CSV appended, Parquet at the end)."""
+    if _is_parquet(out):
+        _pyarrow()   # before any work: Parquet is written at the end
     done, old_rows = read_done(out)
     tasks = tasks_of(grid, done)
     skipped = sum(1 for s in grid.settings() if key(*s) in done)
