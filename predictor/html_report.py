@@ -216,13 +216,15 @@ def roofline_svg(chart, op_index: dict[tuple[str, str], int]) -> str:
             out.append(f'<line x1="{seg[0]:.1f}" y1="{seg[1]:.1f}" x2="{seg[2]:.1f}" y2="{seg[3]:.1f}" '
                        f'stroke="{color}" class="roof"><title>{esc(m.label)}</title></line>')
     shapes = {"L1": "tri", "L2": "sq", "HBM": "dot"}
+    arrowed = {a.name for a in chart.arrows}
     for p in sorted(chart.points, key=lambda p: -p.area):
         i = op_index.get((p.series, p.name))
         xs = sorted(p.intensity.items(), key=lambda kv: kv[1])
         style = _series_style(chart.series, p.series)
         hollow = style == "hollow"
         g = [f'<g class="op {style}" data-op="{"" if i is None else i}">']
-        if len(xs) > 1:
+        # a second series (measured, "after") joins its points only for the linked top ops: readable at 400 ops
+        if len(xs) > 1 and (style != "hollow" or len(chart.series) > 2 or p.name in arrowed):
             pts = " ".join(f"{ax.x(v):.1f},{ax.y(p.flops_per_s):.1f}" for _, v in xs)
             g.append(f'<polyline points="{pts}" stroke="{p.color}" class="link"/>')
         r = max(2.5, min(11.0, math.sqrt(p.area) / 2))
@@ -308,6 +310,7 @@ def time_svg(chart, op_index: dict[tuple[str, str], int]) -> str:
                 out.append(f'<text x="{seg[2] - 4:.1f}" y="{seg[3] + 12:.1f}" class="clabel" text-anchor="end">'
                            f'{d.balance:.0f} FLOP/B</text>')
             seen.add(key)
+    arrowed = {a.name for a in chart.arrows}
     for p in sorted(chart.points, key=lambda p: -p.area):
         i = op_index.get((p.series, p.name))
         style = _series_style(chart.series, p.series)
@@ -315,8 +318,10 @@ def time_svg(chart, op_index: dict[tuple[str, str], int]) -> str:
         r = max(2.5, min(11.0, math.sqrt(p.area) / 2))
         x0, y0 = ax.x(p.bytes), ax.y(p.flops)
         vx, vy = ax.x(p.vertex[0]), ax.y(p.vertex[1])
+        seg = style != "hollow" or len(chart.series) > 2 or p.name in arrowed
         out.append(f'<g class="op {style}" data-op="{"" if i is None else i}">'
-                   f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{vx:.1f}" y2="{vy:.1f}" stroke="{p.color}" class="link"/>'
+                   + (f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{vx:.1f}" y2="{vy:.1f}" stroke="{p.color}" class="link"/>'
+                      if seg else "") +
                    f'<circle cx="{x0:.1f}" cy="{y0:.1f}" r="{r:.1f}" fill="{"none" if hollow else p.color}" '
                    f'stroke="{p.color}"/></g>')
     for a in chart.arrows:
@@ -356,7 +361,8 @@ def bars_svg(labels: Sequence[str], values: Sequence[float | None], unit: str, t
     return "".join(out)
 
 
-def scatter_svg(pairs: Sequence[tuple[float, float, str, int]], title: str, xlabel: str, ylabel: str) -> str:
+def scatter_svg(pairs: Sequence[tuple[float, float, str, int]], title: str, xlabel: str, ylabel: str,
+                classes: Sequence[str] = ()) -> str:
     """Predicted (y) vs measured (x) on log axes with the line y = x; pairs (x, y, colour, op index)."""
     vals = [v for x, y, _, _ in pairs for v in (x, y) if v > 0]
     if not vals:
@@ -371,6 +377,9 @@ def scatter_svg(pairs: Sequence[tuple[float, float, str, int]], title: str, xlab
         if x > 0 and y > 0:
             out.append(f'<g class="op" data-op="{i}"><circle cx="{ax.x(x):.1f}" cy="{ax.y(y):.1f}" r="4" '
                        f'fill="{color}" stroke="white" stroke-width="0.5"/></g>')
+    if classes:
+        out.append(_legend(classes, 650, 50))
+    out.append(f'<text x="650" y="{70 + 15 * len(classes)}" class="legend">dashed: predicted = measured</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -382,6 +391,7 @@ h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px;border-bott
 .sub{color:#666;margin-bottom:12px}
 table{border-collapse:collapse;font-size:12.5px;margin:6px 0}
 th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
+td:last-child{white-space:normal;min-width:120px;max-width:480px}
 th.num,td.num{text-align:right;font-variant-numeric:tabular-nums}
 table.sortable th{cursor:pointer;background:#f6f6f6;position:sticky;top:0}
 table.sortable th:hover{background:#e8eef7}
@@ -714,7 +724,12 @@ def validation_page(v) -> str:
     raw = v.raw
     pn, mn = raw.predicted.network, raw.measured.network
     records, rows, pairs = [], [], []
-    for i, r in enumerate(raw.rows):
+    seen_classes: set[str] = set()
+    ranked = sorted(raw.rows, key=lambda r: -max(r.measured.time_s if r.measured else 0.0,
+                                                 r.predicted.time_s if r.predicted else 0.0))
+    index = {}
+    for i, r in enumerate(ranked):
+        index[("predicted", r.name)] = index[("measured", r.name)] = i
         p, m = r.predicted, r.measured
         err = rel_error(p.time_s if p else None, m.time_s if m else None)
         records.append({"name": r.name, "type": r.op_type, "predicted_time_s": p.time_s if p else None,
@@ -728,6 +743,7 @@ def validation_page(v) -> str:
             from .graph.opclass import op_class
 
             pairs.append((m.time_s, p.time_s, class_color(op_class(r.op_type)), i))
+            seen_classes.add(op_class(r.op_type))
     s = summary(raw)
     med = s["op_time_abs_error_median"]
     sections = [("Summary", kv_table([
@@ -737,7 +753,10 @@ def validation_page(v) -> str:
         ("median |time error|", "-" if med is None else f"{med:.0%}"),
         ("measured", f"{raw.ncu_path} ({raw.kernels} kernels, {raw.attributed} attributed)")])),
         ("Predicted vs measured time per op", scatter_svg(pairs, "predicted vs measured time per op (s)",
-                                                         "measured time (s)", "predicted time (s)")),
+                                                         "measured time (s)", "predicted time (s)", sorted(seen_classes))),
+        ("Roofline charts (predicted filled -> measured hollow)",
+         _charts([raw.predicted, raw.measured], v.profile, raw.prediction.precision,
+                 f"{raw.prediction.model}: predicted -> measured", index)),
         (f"Ops ({len(rows)})", '<div class="wrap">' + table(
             ["op", "type", "predicted", "measured", "error", "bound pred/meas"], rows,
             numeric=[False, False, True, True, True, False],
