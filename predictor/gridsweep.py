@@ -425,6 +425,8 @@ def cli_main(argv: list[str]) -> int:
         raise PredictorError("--workers and --dask exclude each other (the Dask cluster has its own workers)")
     if os.path.abspath(args.out) == os.path.abspath(args.grid):
         raise PredictorError("--out must not be the grid file")
+    if not args.out.lower().endswith((".csv", ".parquet", ".pq")):
+        raise PredictorError(f"--out {args.out}: the file name must end in .csv or .parquet")
     grid = read_grid(args.grid)
     with bar(grid.size, "grid sweep", enabled=wanted(args.quiet)) as b:
         r = run_grid(grid, args.out, workers=args.workers, dask=args.dask, on_rows=b.update)

@@ -95,6 +95,8 @@ def test_output_that_is_not_a_grid_result_is_refused(tmp_path, conv_model, capsy
     assert "not a grid-sweep result" in capsys.readouterr().err
     assert other.read_text() == "a,b\n1,2\n"                           # never overwritten
     assert main(["sweep", _grid(tmp_path, conv_model), "--out", str(tmp_path / "grid.yaml")]) == 2
+    assert main(["sweep", _grid(tmp_path, conv_model), "--out", conv_model]) == 2      # never an input file
+    assert "must end in .csv or .parquet" in capsys.readouterr().err
 
 
 def test_parquet(tmp_path, conv_model):
