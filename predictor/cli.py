@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUBCOMMANDS = ("calibrate", "validate", "compare")
+SUBCOMMANDS = ("calibrate", "validate", "compare", "sweep")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,6 +36,11 @@ def _positive_int(text: str) -> int:
     if v <= 0 or v > 2**31:
         raise argparse.ArgumentTypeError(f"'{text}' must be between 1 and 2**31")
     return v
+
+
+def _top_arg(text: str) -> int:
+    """--top N, or 'all' (every op)."""
+    return sys.maxsize if text.strip().lower() == "all" else _positive_int(text)
 
 
 def _name_list(text: str) -> tuple[str, ...]:
@@ -81,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="whole shape of one input (repeatable)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
-    p.add_argument("--top", type=_positive_int, default=15, help="ops listed in the table (default 15)")
+    p.add_argument("--top", type=_top_arg, default=15, help="ops listed in the table (default 15; 'all': every op)")
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
     p.add_argument("--uncalibrated", action="store_true", help="pure roofline on the profile's ceilings")
     p.add_argument("--calibration", metavar="FILE", help="a fitted calibration JSON instead of the bundled one")
@@ -104,7 +109,19 @@ def build_parser() -> argparse.ArgumentParser:
     from .distributed.cli import add_arguments as _add_distributed  # --gpus/--system/--nodes (multi-GPU training)
 
     _add_distributed(p)
+    _surface_args(p)
     return p
+
+
+def _surface_args(p: argparse.ArgumentParser) -> None:
+    """--report, --quiet, --version (predictor/html_report.py, predictor/progress.py)."""
+    from . import __version__
+
+    p.add_argument("--report", metavar="FILE.html", help="write a self-contained HTML report (summary, sortable "
+                   "per-op table, interactive roofline charts) to FILE.html")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar (there is none when stderr is not "
+                   "a terminal)")
+    p.add_argument("--version", action="version", version=f"predict {__version__}")
 
 
 def _common_args(p: argparse.ArgumentParser, formats=("table", "json")) -> None:
@@ -114,12 +131,13 @@ def _common_args(p: argparse.ArgumentParser, formats=("table", "json")) -> None:
     p.add_argument("--shape", type=_shape_arg, action="append", default=[], metavar="NAME=D1,D2,...")
     p.add_argument("--format", choices=formats, default="table")
     p.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
-    p.add_argument("--top", type=_positive_int, default=15, help="ops listed in the table (default 15)")
+    p.add_argument("--top", type=_top_arg, default=15, help="ops listed in the table (default 15; 'all': every op)")
     p.add_argument("--uncalibrated", action="store_true", help="pure roofline on the profile's ceilings")
     p.add_argument("--calibration", metavar="FILE", help="a fitted calibration JSON instead of the bundled one")
     p.add_argument("--plot", metavar="FILE", help="charts: FILE (hierarchical roofline) and FILE-time (time-based)")
     p.add_argument("--optimize", metavar="PASS[,PASS]|all", default=None,
                    help="graph optimisation passes (see predict --help); default none")
+    _surface_args(p)
 
 
 def build_validate_parser() -> argparse.ArgumentParser:
@@ -184,7 +202,26 @@ def _subcommand(name: str, rest: list[str]) -> int:
         return _validate(build_validate_parser().parse_args(rest))
     if name == "compare":
         return _compare(build_compare_parser().parse_args(rest))
+    if name == "sweep":
+        from .gridsweep import cli_main
+
+        return cli_main(rest)
     return 2
+
+
+def _html_report(args: argparse.Namespace, result) -> None:
+    """--report FILE.html: the self-contained page of an API result (predictor/html_report.py)."""
+    if getattr(args, "report", None):
+        from .html_report import page_for, write
+
+        write(page_for(result), args.report)
+
+
+def _check_report(args: argparse.Namespace) -> None:
+    if getattr(args, "report", None):
+        from .html_report import check_path
+
+        check_path(args.report)
 
 
 def _calibration_for(args: argparse.Namespace, profile):
@@ -229,10 +266,17 @@ def _validate(args: argparse.Namespace) -> int:
 
         raise PredictorError("validate compares with samples of the eager runtime: --optimize is not supported there")
     _check_plot(args.plot)
+    _check_report(args)
     profile = load_profile(args.gpu)
-    v = validate(args.model, profile, args.ncu, args.precision, args.batch,
-                 calibration=_calibration_for(args, profile), shapes=dict(args.shape))
+    from .progress import working
+
+    with working(f"validating {args.model}", enabled=not args.quiet):
+        v = validate(args.model, profile, args.ncu, args.precision, args.batch,
+                     calibration=_calibration_for(args, profile), shapes=dict(args.shape))
     _emit(to_json(v, profile) if args.format == "json" else to_table(v, profile, top=args.top), args.output)
+    from .api import ValidationResult
+
+    _html_report(args, ValidationResult(v, profile))
     if args.plot:
         p = v.prediction
         write_charts([v.predicted, v.measured], profile, p.precision, args.plot,
@@ -253,6 +297,7 @@ def _compare(args: argparse.Namespace) -> int:
         raise PredictorError("compare needs a second model or one of --vs-precision, --vs-batch, --vs-gpu, "
                              "--vs-optimize")
     _check_plot(args.plot)
+    _check_report(args)
     shapes = dict(args.shape)
     profile_a = load_profile(args.gpu)
     profile_b = load_profile(args.vs_gpu) if args.vs_gpu else profile_a
@@ -270,6 +315,9 @@ def _compare(args: argparse.Namespace) -> int:
     la, lb = labels(desc(pa, profile_a), desc(pb, profile_b))
     c = compare(Side(la, pa, profile_a), Side(lb, pb, profile_b))
     _emit(to_json(c) if args.format == "json" else to_table(c, top=args.top), args.output)
+    from .api import Comparison, Prediction
+
+    _html_report(args, Comparison(c, Prediction(pa, profile_a), Prediction(pb, profile_b)))
     if args.plot:
         write_charts([series_from_prediction(pa, profile_a, la), series_from_prediction(pb, profile_b, lb)],
                      profile_a, (pa.precision, pb.precision), args.plot,
@@ -328,17 +376,25 @@ def _sweep(args: argparse.Namespace) -> int:
     from .sweep import require_success, run_sweep, to_csv, to_json, to_table
 
     _check_plot(args.plot)
+    _check_report(args)
     profiles = [load_profile(g) for g in args.gpu]
     fixed = _calibration_for(args, profiles[0]) if args.uncalibrated or args.calibration else None
     # per-prediction options of predict_graph that this parser may have (None: not given, not passed)
     extra = {k: getattr(args, k) for k in ("optimize", "mode", "optimizer", "impl", "loss")
              if getattr(args, k, None) is not None}
-    sweep = require_success(run_sweep(
-        args.model, profiles, args.precision, args.batch or (None,),
-        calibration_for=(lambda _p: fixed) if fixed is not None else _default_calibration,
-        shapes=dict(args.shape), strict=args.strict, **extra))
+    from .progress import bar, wanted
+
+    with bar(len(profiles) * len(args.precision) * len(args.batch or (None,)), "sweep",
+             enabled=wanted(args.quiet)) as progress:
+        sweep = require_success(run_sweep(
+            args.model, profiles, args.precision, args.batch or (None,),
+            calibration_for=(lambda _p: fixed) if fixed is not None else _default_calibration,
+            shapes=dict(args.shape), strict=args.strict, on_setting=progress.update, **extra))
     text = to_json(sweep) if args.format == "json" else to_csv(sweep) if args.format == "csv" else to_table(sweep)
     _emit(text, args.output)
+    from .api import SweepResult
+
+    _html_report(args, SweepResult(sweep))
     if args.plot:
         from .plots.draw_sweep import save_sweep_chart
         from .plots.sweep import sweep_chart
@@ -356,6 +412,7 @@ def _predict_body(args: argparse.Namespace) -> int:
 
     shapes = dict(args.shape)
     _check_plot(args.plot)
+    _check_report(args)
     profile = load_profile(args.gpu)
     if args.uncalibrated:
         calibration = Uncalibrated()
@@ -370,12 +427,14 @@ def _predict_body(args: argparse.Namespace) -> int:
 
         raise PredictorError("--optimize applies to inference (--mode infer) only")
     if getattr(args, "mode", None) == "train":  # one training step (predictor/train)
+        from .progress import train_progress
         from .train import predict_training_file
 
-        pred = predict_training_file(args.model, profile, precision=args.precision, batch=args.batch,
-                                     shapes=shapes, calibration=calibration, strict=args.strict,
-                                     optimizer=args.optimizer or "adamw", impl=args.impl or "fused",
-                                     loss=args.loss or "cross_entropy", optimize=args.optimize or ())
+        with train_progress(args.model, enabled=not getattr(args, "quiet", False)):
+            pred = predict_training_file(args.model, profile, precision=args.precision, batch=args.batch,
+                                         shapes=shapes, calibration=calibration, strict=args.strict,
+                                         optimizer=args.optimizer or "adamw", impl=args.impl or "fused",
+                                         loss=args.loss or "cross_entropy", optimize=args.optimize or ())
     else:
         pred = predict_file(args.model, profile, precision=args.precision, batch=args.batch, shapes=shapes,
                             calibration=calibration, strict=args.strict, optimize=args.optimize or ())
@@ -402,13 +461,16 @@ def _predict_body(args: argparse.Namespace) -> int:
             from .train.plots import phase_series
 
             series = phase_series(pred, profile)
-            what = "training step: forward (filled), backward, optimizer (hollow)"
+            what = "training step: forward (filled), backward (hollow), optimizer (pale)"
         else:
             series = [series_from_prediction(pred, profile)]
             what = "predicted"
         write_charts(series, profile, pred.precision, args.plot,
                      title=f"{pred.model} {pred.precision} batch {pred.batch} on {profile.name} ({what}, "
                            f"{pred.calibration})")
+    from .api import Prediction
+
+    _html_report(args, Prediction(pred, profile))
     return 0
 
 

@@ -163,3 +163,8 @@ def labels(a_desc: Mapping[str, Any], b_desc: Mapping[str, Any]) -> tuple[str, s
 
     la, lb = one(a_desc), one(b_desc)
     return (la, lb) if la != lb else (f"A: {la}", f"B: {lb}")
+
+
+from ._callable import make_callable  # noqa: E402  (predictor.compare(...) is the API: predictor/api.py)
+
+make_callable(__name__)

@@ -10,6 +10,7 @@ from .graph.cost import cost_graph
 from .graph.loader import Graph, load
 from .graph.traffic import traffic_for
 from .machine.profile import MachineProfile
+from .opinfo import op_info
 from .optimize import apply_passes
 from .optimize import resolve as resolve_passes
 from .precision import policy as get_policy
@@ -60,6 +61,7 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
         calibration=cal.name,
         eager_time_s=eager(list(ops), 0) if eager is not None else None,
         optimizations=passes,
+        op_info=frozen_map({c.name: op_info(by_name[c.name]) for c in gc.costs}),
     )
 
 
@@ -79,3 +81,8 @@ def _batch_of(graph: Graph, batch: int | None) -> int | None:
         if dims:
             return dims[0]
     return None
+
+
+from ._callable import make_callable  # noqa: E402  (predictor.predict(...) is the API: predictor/api.py)
+
+make_callable(__name__)

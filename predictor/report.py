@@ -57,6 +57,9 @@ def to_json_dict(pred: NetworkPrediction, profile: MachineProfile) -> dict:
     moved = transfer_of(str(pred.calibration), profile)
     if moved is not None:  # the calibration of another GPU: what was carried over and how
         doc["transfer"] = moved.to_json()
+    from .table import json_extras  # per op: op_class, output_shape, params, intensity; per class: totals
+
+    json_extras(doc, pred)
     if getattr(pred, "mode", "infer") == "train":  # a training step: phases, memory (predictor/train/report.py)
         from .train.report import extend_json
 
@@ -121,7 +124,6 @@ def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) ->
 
         return train_table(pred, profile, top)
     lines = []
-    total = pred.total_time_s or 1.0
     lines.append(f"model {pred.model} on {profile.full_name} ({profile.name}), precision {pred.precision}, "
                  f"batch {pred.batch}, calibration: {pred.calibration}"
                  + (f", optimize: {','.join(pred.optimizations)}" if getattr(pred, "optimizations", ()) else ""))
@@ -130,19 +132,12 @@ def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) ->
     moved = transfer_of(str(pred.calibration), profile)
     if moved is not None:
         lines.append(moved.summary())
-    hdr = f"{'op':<44} {'type':<20} {'time':>10} {'share':>6} {'bound':>8} {'FLOPs':>11} {'HBM bytes':>11}"
-    lines.append(hdr)
-    lines.append("-" * len(hdr))
+    from .table import LEGEND, OP_HEADER, class_lines, op_lines
+
+    lines += class_lines(pred) + [""]
     ranked = sorted(pred.ops, key=lambda o: o.time_s, reverse=True)
-    for o in ranked[:top]:
-        name = o.cost.name if len(o.cost.name) <= 44 else "..." + o.cost.name[-41:]
-        lines.append(f"{name:<44} {o.cost.op_type[:20]:<20} {_time(o.time_s):>10} {o.time_s / total:>6.1%} "
-                     f"{o.bound.value:>8} {_si(o.cost.total_flops, 'F'):>11} "
-                     f"{_si(o.cost.bytes.get(MemLevel.HBM, 0), 'B'):>11}")
-    if len(ranked) > top:
-        rest = sum(o.time_s for o in ranked[top:])
-        lines.append(f"{'(' + str(len(ranked) - top) + ' more ops)':<44} {'':<20} {_time(rest):>10} {rest / total:>6.1%}")
-    lines.append("-" * len(hdr))
+    lines += op_lines(pred, ranked, top)
+    lines += ["-" * len(OP_HEADER), LEGEND, ""]
     lines += totals_lines(pred, "total time")
     mix = pred.bound_mix()
     lines.append("bound mix       " + ", ".join(f"{k} {v:.0%}" for k, v in sorted(mix.items(), key=lambda kv: -kv[1])))

@@ -42,6 +42,8 @@ class SweepRow:
     eager_time_s: float | None = None
     throughput_per_s: float | None = None
     speedup: float | None = None   # baseline time / this time
+    # baseline time per sample / this time per sample (throughput / the baseline's); = speedup at equal batches
+    speedup_per_sample: float | None = None
     bound_mix: Mapping[str, float] = field(default_factory=frozen_map)  # every Bound value -> share of time
     kernels: int | None = None
     calibration: str | None = None
@@ -106,8 +108,13 @@ def with_speedups(rows: Sequence[SweepRow]) -> tuple[tuple[SweepRow, ...], int |
     base = next((i for i, r in enumerate(rows) if r.ok and r.total_time_s), None)
     if base is None:
         return tuple(rows), None
-    t0 = rows[base].total_time_s
-    return tuple(replace(r, speedup=t0 / r.total_time_s) if r.ok and r.total_time_s else r for r in rows), base
+    t0, b0 = rows[base].total_time_s, rows[base].batch
+
+    def per_sample(r: SweepRow) -> float:
+        return (t0 / b0) / (r.total_time_s / r.batch) if b0 and r.batch else t0 / r.total_time_s
+
+    return tuple(replace(r, speedup=t0 / r.total_time_s, speedup_per_sample=per_sample(r))
+                 if r.ok and r.total_time_s else r for r in rows), base
 
 
 def assemble(model: str, gpus: Sequence[str], precisions: Sequence[str], batches: Sequence[int | None],
@@ -120,8 +127,10 @@ def assemble(model: str, gpus: Sequence[str], precisions: Sequence[str], batches
 
 def run_sweep(model_path: str, profiles: Sequence, precisions: Sequence[str], batches: Sequence[int | None] = (None,),
               calibration_for: Callable[[Any], Any] | None = None, shapes: Mapping[str, tuple[int, ...]] | None = None,
-              strict: bool = False, **predict_kwargs) -> Sweep:
+              strict: bool = False, on_setting: Callable[[int], Any] | None = None, **predict_kwargs) -> Sweep:
     """Predict ``model_path`` at every (profile, precision, batch).
+
+    ``on_setting(1)`` is called after each setting (a progress bar's update).
 
     ``calibration_for(profile)`` gives each GPU's calibration (called once per GPU; default: the pure
     roofline). ``predict_kwargs`` are passed to ``predict_graph`` as they are.
@@ -155,6 +164,8 @@ def run_sweep(model_path: str, profiles: Sequence, precisions: Sequence[str], ba
                         cells[(gi, pi, bi)] = failed_row(profile.name, prec, bound, str(e), getattr(cal, "name", None))
                     else:
                         cells[(gi, pi, bi)] = row_from_prediction(pred, transferred)
+                    if on_setting is not None:
+                        on_setting(1)
         del graph
     return assemble(os.path.basename(model_path), [p.name for p in profs], precs, batches, cells)
 
@@ -175,7 +186,7 @@ def row_json(r: SweepRow) -> dict[str, Any]:
     return {"gpu": r.gpu, "precision": r.precision, "batch": r.batch, "total_time_s": r.total_time_s,
             "eager_time_s": r.eager_time_s, "throughput_per_s": r.throughput_per_s, "speedup": r.speedup,
             "bound_mix": dict(r.bound_mix) if r.ok else None, "kernels": r.kernels, "calibration": r.calibration,
-            "unsupported": dict(r.unsupported), "error": r.error}
+            "unsupported": dict(r.unsupported), "error": r.error, "speedup_per_sample": r.speedup_per_sample}
 
 
 def to_json_dict(s: Sweep) -> dict[str, Any]:
@@ -194,7 +205,7 @@ def to_json(s: Sweep) -> str:
 
 
 CSV_COLUMNS = ("gpu", "precision", "batch", "total_time_s", "eager_time_s", "throughput_per_s", "speedup") + \
-    tuple(f"bound_{b}" for b in BOUNDS) + ("kernels", "calibration", "unsupported", "error")
+    tuple(f"bound_{b}" for b in BOUNDS) + ("kernels", "calibration", "unsupported", "error", "speedup_per_sample")
 
 
 def _g(x: float | None) -> str:
@@ -210,7 +221,8 @@ def to_csv(s: Sweep) -> str:
                     _g(r.throughput_per_s), _g(r.speedup)]
                    + [f"{r.bound_mix[b]:.4g}" if r.ok else "" for b in BOUNDS]
                    + ["" if r.kernels is None else r.kernels, r.calibration or "",
-                      ";".join(f"{k} x{v}" for k, v in sorted(r.unsupported.items())), r.error or ""])
+                      ";".join(f"{k} x{v}" for k, v in sorted(r.unsupported.items())), r.error or "",
+                      _g(r.speedup_per_sample)])
     return buf.getvalue()
 
 
@@ -245,14 +257,17 @@ def _count(n: int, word: str) -> str:
 def to_table(s: Sweep) -> str:
     n = len(s.rows)
     lines = [f"sweep of {s.model}: {_count(len(s.gpus), 'GPU')} x {_count(len(s.precisions), 'precision')} x "
-             f"{_count(len(s.batches), 'batch size')} = {n} settings, {s.succeeded} predicted"]
+             f"{_count(len(s.batches), 'batch size')} = {n} settings, {s.succeeded} predicted"
+             + (f"; baseline {s.rows[s.baseline].label}" if s.baseline is not None else "")]
+    footnotes: dict[str, int] = {}   # an n/a reason -> its footnote number (each reason printed once)
     cols = ("gpu", "precision", "batch", "time", "eager", "throughput", "speedup", MIX_HEADER, "kernels", "note")
     cells = []
     for r in s.rows:
         cells.append((r.gpu, r.precision, "-" if r.batch is None else str(r.batch), _time(r.total_time_s),
                       _time(r.eager_time_s), _rate(r.throughput_per_s),
-                      "-" if r.speedup is None else f"{r.speedup:.2f}x", mix_text(r.bound_mix) if r.ok else "-",
-                      "-" if r.kernels is None else str(r.kernels), r.note))
+                      "-" if r.speedup_per_sample is None else f"{r.speedup_per_sample:.2f}x",
+                      mix_text(r.bound_mix) if r.ok else "-", "-" if r.kernels is None else str(r.kernels),
+                      f"n/a [{footnotes.setdefault(r.error, len(footnotes) + 1)}]" if r.error else r.note))
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
     left = {0, 1, 7, 9}
 
@@ -261,9 +276,11 @@ def to_table(s: Sweep) -> str:
 
     hdr = fmt(cols)
     lines += [hdr, "-" * len(hdr)] + [fmt(c) for c in cells] + ["-" * len(hdr)]
+    lines += [f"[{i}] n/a: {reason}" for reason, i in footnotes.items()]
     if s.baseline is not None:
-        lines.append(f"speedup: time of {s.rows[s.baseline].label} / time of the setting (per forward); "
-                     f"throughput: batch / time")
+        lines.append(f"speedup: throughput of the setting / throughput of the baseline {s.rows[s.baseline].label} "
+                     f"(time per sample of the baseline / time per sample of the setting; per forward at equal "
+                     f"batches); throughput: batch / time")
     lines.append(f"bound mix ({MIX_HEADER}): share of time bound by compute, L1, L2, HBM, latency")
     uns: dict[str, int] = {}
     for r in s.rows:
@@ -275,3 +292,8 @@ def to_table(s: Sweep) -> str:
     else:
         lines.append("unsupported ops none")
     return "\n".join(lines) + "\n"
+
+
+from ._callable import make_callable  # noqa: E402  (predictor.sweep(...) is the API: predictor/api.py)
+
+make_callable(__name__)

@@ -190,6 +190,8 @@ class NetworkPrediction:
     calibration: str
     eager_time_s: float | None = None
     optimizations: tuple[str, ...] = ()  # graph optimisation passes applied (predictor/optimize), in order
+    # node name -> predictor.opinfo.OpInfo (output shape, parameters) for the per-op table; empty when not known
+    op_info: Mapping[str, Any] = field(default_factory=frozen_map)
 
     @property
     def total_time_s(self) -> float:

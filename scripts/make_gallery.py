@@ -6,9 +6,13 @@ ResNet-50 (examples/resnet50.onnx) at batch 8 on the H200:
   resnet50_fp16_b8.png / -time.png            predict --precision fp16 --plot
   resnet50_fp16_b8_validate.png / -time.png   validate against calibration/data/h200/ncu/resnet50_fp16_b8.csv
   resnet50_fp32_vs_fp16_b8.png / -time.png    compare --precision fp32 --vs-precision fp16
+DenseNet-121 (calibration/data/networks/onnx/densenet121.torchscript.onnx, 430 ops with kernels per series):
+  densenet121_fp32_vs_fp16_b8.png / -time.png compare --precision fp32 --vs-precision fp16 (a chart of 2 x 430 ops)
 GPT-2 (calibration/data/networks/onnx/gpt2.torchscript.onnx, a held-out network):
   gpt2_whatif_sweep.png                       sweep --gpu a100,h200 --precision fp32,tf32,amp,fp16,fp8 --batch 1,8,32
   gpt2_train_amp_b32.png / -time.png          --mode train --precision amp --batch 32 --loss mse
+The HTML report (--report) of ResNet-50 fp16 batch 8, screenshot by a headless Chromium when one is on PATH:
+  report_resnet50_fp16_b8.png
 """
 from __future__ import annotations
 
@@ -19,7 +23,25 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO / "examples" / "resnet50.onnx"
 GPT2 = REPO / "calibration" / "data" / "networks" / "onnx" / "gpt2.torchscript.onnx"
+DENSENET = REPO / "calibration" / "data" / "networks" / "onnx" / "densenet121.torchscript.onnx"
 NCU = REPO / "calibration" / "data" / "h200" / "ncu" / "resnet50_fp16_b8.csv"
+
+
+def screenshot(page: Path, png: Path, size: str = "1400,2300") -> bool:
+    """A headless Chromium's screenshot of ``page``; False (and a note) when no browser is on PATH."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    browser = next((b for n in ("chromium", "chromium-browser", "google-chrome") if (b := shutil.which(n))), None)
+    if browser is None:
+        print(f"no headless browser on PATH: {png.name} not regenerated", file=sys.stderr)
+        return False
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+                        f"--user-data-dir={profile}", f"--window-size={size}", f"--screenshot={png}", page.as_uri()],
+                       check=True, capture_output=True, timeout=120)
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
          "--plot", str(out / "resnet50_fp16_b8_validate.png"), *common],
         ["compare", str(MODEL), "--precision", "fp32", "--vs-precision", "fp16",
          "--plot", str(out / "resnet50_fp32_vs_fp16_b8.png"), *common],
+        ["compare", str(DENSENET), "--precision", "fp32", "--vs-precision", "fp16",
+         "--plot", str(out / "densenet121_fp32_vs_fp16_b8.png"), *common],
         [str(GPT2), "--gpu", "a100,h200", "--precision", "fp32,tf32,amp,fp16,fp8", "--batch", "1,8,32",
          "--plot", str(out / "gpt2_whatif_sweep.png"), "-o", str(out / "report.tmp")],
         [str(GPT2), "--gpu", "h200", "--mode", "train", "--precision", "amp", "--batch", "32", "--loss", "mse",
@@ -48,6 +72,12 @@ def main(argv: list[str] | None = None) -> int:
             rc = predict(argv_)
             if rc:
                 return rc
+        report = out / "report_resnet50_fp16_b8.html"
+        rc = predict([str(MODEL), "--precision", "fp16", "--report", str(report), *common])
+        if rc:
+            return rc
+        screenshot(report, out / "report_resnet50_fp16_b8.png")
+        report.unlink()
     finally:
         (out / "report.tmp").unlink(missing_ok=True)
     for f in sorted(out.glob("*.png")):

@@ -19,7 +19,7 @@ from predictor.sweep import (BOUNDS, CSV_COLUMNS, SweepRow, failed_row, mix_text
 from predictor.types import PredictorError
 
 ROW_KEYS = {"gpu", "precision", "batch", "total_time_s", "eager_time_s", "throughput_per_s", "speedup", "bound_mix",
-            "kernels", "calibration", "unsupported", "error"}
+            "kernels", "calibration", "unsupported", "error", "speedup_per_sample"}
 
 
 def _json(capsys, argv):
@@ -60,13 +60,16 @@ def test_fp8_on_v100_is_na_while_others_succeed(conv_model, capsys):
     assert main([conv_model, "--gpu", "v100,h200", "--precision", "fp16,fp8", "--batch", "4"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[0] == "sweep of conv.onnx: 2 GPUs x 2 precisions x 1 batch size = 4 settings, 3 predicted"
+    assert lines[0] == ("sweep of conv.onnx: 2 GPUs x 2 precisions x 1 batch size = 4 settings, 3 predicted; "
+                        "baseline v100 fp16 batch 4")
     body = [ln for ln in lines if ln.startswith(("v100 ", "h200 "))]
     assert [ln.split()[:3] for ln in body] == [["v100", "fp16", "4"], ["v100", "fp8", "4"], ["h200", "fp16", "4"],
                                                ["h200", "fp8", "4"]]
-    assert "n/a: v100 has no fp8 tensor-core ceiling" in body[1] and "n/a" not in body[0] + body[2] + body[3]
+    assert body[1].endswith("n/a [1]") and "n/a" not in body[0] + body[2] + body[3]   # the reason once, below
+    assert out.count("v100 has no fp8 tensor-core ceiling") == 1
+    assert "[1] n/a: v100 has no fp8 tensor-core ceiling" in out
     assert "calibration transferred from h200" in body[0]
-    assert "speedup: time of v100 fp16 batch 4 / time of the setting" in out
+    assert "speedup: throughput of the setting / throughput of the baseline v100 fp16 batch 4" in out
     doc = _json(capsys, [conv_model, "--gpu", "v100,h200", "--precision", "fp8", "--format", "json"])
     v100, h200 = doc["sweep"]
     assert v100["error"].startswith("v100 has no fp8") and v100["total_time_s"] is None and v100["speedup"] is None
@@ -129,7 +132,10 @@ def test_csv_and_table_layout(conv_model, capsys):
     assert tuple(rows[0]) == CSV_COLUMNS and len(rows) == 5
     assert [r[:3] for r in rows[1:]] == [["v100", "fp32", "1"], ["v100", "fp32", "4"], ["h200", "fp32", "1"],
                                          ["h200", "fp32", "4"]]
-    assert rows[1][CSV_COLUMNS.index("speedup")] == "1" and all(r[-1] == "" for r in rows[1:])
+    assert rows[1][CSV_COLUMNS.index("speedup")] == "1" and all(r[CSV_COLUMNS.index("error")] == "" for r in rows[1:])
+    # per sample: batch 4 on the v100 against batch 1 there: (t1 / 1) / (t4 / 4)
+    t1, t4 = (float(rows[i][CSV_COLUMNS.index("total_time_s")]) for i in (1, 2))
+    assert float(rows[2][CSV_COLUMNS.index("speedup_per_sample")]) == pytest.approx(4 * t1 / t4, rel=1e-5)
     assert main([conv_model, "--gpu", "v100,h200", "--batch", "1,4", "--uncalibrated"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split()[:8] == ["gpu", "precision", "batch", "time", "eager", "throughput", "speedup",

@@ -34,7 +34,7 @@ from ..types import MemLevel, NetworkPrediction, Precision, Unit
 
 LEVELS = ("L1", "L2", "HBM")
 TOP_LABELS = 6          # ops labelled per chart (the first series' top ops by time)
-TOP_ARROWS = 10         # ops linked by arrows between two series
+TOP_ARROWS = TOP_LABELS  # ops linked by arrows between two series: the labelled ones
 # one colour per op class (colour-blind friendly Tableau 10, then two extra)
 CLASS_COLORS: Mapping[str, str] = MappingProxyType(dict(zip(CLASSES, (
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
@@ -223,28 +223,41 @@ def place_labels(positions: Sequence[tuple[float, float]], xlim: tuple[float, fl
     """Offsets (points) for labels at log-axis `positions` so that no two labels overlap, nor cover another
     labelled point or an `avoid` point (network markers): greedy over eight directions around each point,
     in an axes box of `size` points. Pure; same input, same output."""
-    cands = ((7, 7), (7, -13), (-15, 7), (-15, -13), (11, -3), (-19, -3), (-4, 11), (-4, -17))
+    near = ((7, 7), (7, -13), (-15, 7), (-15, -13), (11, -3), (-19, -3), (-4, 11), (-4, -17))
+    # then farther out, twelve directions on rings of 24, 38 and 54 points (drawn with a leader line)
+    far = tuple((round(r * math.cos(math.radians(a))) - 4, round(r * math.sin(math.radians(a))) - 3)
+                for r in (24, 38, 54) for a in range(15, 360, 30))
+    cands = near + far
+    import numpy as np
+
     lx = (math.log10(xlim[0]), math.log10(xlim[1]))
     ly = (math.log10(ylim[0]), math.log10(ylim[1]))
+
+    def to_pt(pts):
+        arr = np.array([(x, y) for x, y in pts], dtype=float).reshape(-1, 2)
+        arr = np.log10(np.maximum(arr, 1e-300))
+        return np.column_stack(((arr[:, 0] - lx[0]) / (lx[1] - lx[0]) * size[0],
+                                (arr[:, 1] - ly[0]) / (ly[1] - ly[0]) * size[1]))
+
+    anchors = to_pt(positions)
+    others = np.vstack([anchors, to_pt(avoid)]) if len(avoid) else anchors
     placed: list[tuple[float, float]] = []
-    anchors = [((math.log10(x) - lx[0]) / (lx[1] - lx[0]) * size[0], (math.log10(y) - ly[0]) / (ly[1] - ly[0]) * size[1])
-               for x, y in positions]
-    others = anchors + [((math.log10(x) - lx[0]) / (lx[1] - lx[0]) * size[0],
-                         (math.log10(y) - ly[0]) / (ly[1] - ly[0]) * size[1]) for x, y in avoid]
     out = []
     for ax, ay in anchors:
+        keep = (others[:, 0] != ax) | (others[:, 1] != ay)
+        ox, oy = others[keep, 0], others[keep, 1]
         best, best_d = cands[0], -1.0
         for dx, dy in cands:
             cx, cy = ax + dx, ay + dy
             # distance to the nearest label already placed and to every other point's anchor
             d = min([math.hypot(cx - px, cy - py) for px, py in placed] +
-                    [math.hypot(cx - qx, cy - qy) + 4.0 for qx, qy in others if (qx, qy) != (ax, ay)] + [1e9])
+                    ([float(np.hypot(ox - cx, oy - cy).min()) + 4.0] if len(ox) else []) + [1e9])
             if d >= 12.0:
                 best = (dx, dy)
                 break
             if d > best_d:
                 best, best_d = (dx, dy), d
-        placed.append((ax + best[0], ay + best[1]))
+        placed.append((float(ax + best[0]), float(ay + best[1])))
         out.append((float(best[0]), float(best[1])))
     return tuple(out)
 
@@ -343,8 +356,10 @@ def roofline_chart(series: Sequence[Series], profile: MachineProfile, precision:
             keys.append(LabelKey(str(len(labelled)), _key_text(o, total)))
             if len(labelled) == top:
                 break
+    # labels keep clear of the network markers and of every op's anchor (crowded charts push them outwards)
     offsets = place_labels([label_anchor(p) for p in labelled], xlim, ylim,
-                           avoid=[(x, n.flops_per_s) for n in networks for x in n.intensity.values()])
+                           avoid=[(x, n.flops_per_s) for n in networks for x in n.intensity.values()]
+                           + [a for p in points if (a := label_anchor(p)) is not None])
     relabel = {(p.series, p.name): (k.label, off) for p, k, off in zip(labelled, keys, offsets)}
     points = [_with_label(p, relabel.get((p.series, p.name))) for p in points]
     links = _arrows(series, {(p.series, p.name): label_anchor(p) for p in points}, arrows)
@@ -491,7 +506,7 @@ def time_chart(series: Sequence[Series], profile: MachineProfile, precision: str
                 keys.append(LabelKey(str(len(labelled)), _key_text(o, total)))
                 if len(labelled) == top:
                     break
-    offsets = place_labels([(p.bytes, p.flops) for p in labelled], xlim, ylim)
+    offsets = place_labels([(p.bytes, p.flops) for p in labelled], xlim, ylim, avoid=[(p.bytes, p.flops) for p in pts])
     relabel = {p.name: (k.label, off) for p, k, off in zip(labelled, keys, offsets)}
     first_label = series[0].label if series else ""
     pts = [_with_label(p, relabel.get(p.name)) if p.series == first_label else p for p in pts]

@@ -13,7 +13,9 @@ from ..types import PredictorError
 from .data import LEVEL_MARKERS, RooflineChart, TimeChart, class_color
 
 FORMATS = (".png", ".svg")
-_SERIES_STYLE = ({"filled": True, "alpha": 0.75}, {"filled": False, "alpha": 0.9})
+# first series filled, second hollow, third (a training step's optimizer) filled pale with a dark edge
+_SERIES_STYLE = ({"filled": True, "alpha": 0.75}, {"filled": False, "alpha": 0.9}, {"filled": "pale", "alpha": 0.35})
+MANY_OPS = 150          # from this many ops in a series, lines between an op's points fade (readable at 400 ops)
 
 
 def time_path(path: str) -> str:
@@ -44,7 +46,9 @@ def _plt():
 
 
 def _scatter_kw(series_index: int, color, area) -> dict:
-    st = _SERIES_STYLE[min(series_index, 1)]
+    st = _SERIES_STYLE[min(series_index, len(_SERIES_STYLE) - 1)]
+    if st["filled"] == "pale":
+        return {"s": area, "c": color, "alpha": st["alpha"], "edgecolors": "0.15", "linewidths": 0.6}
     if st["filled"]:
         return {"s": area, "c": color, "alpha": st["alpha"], "edgecolors": "white", "linewidths": 0.4}
     return {"s": area, "facecolors": "none", "edgecolors": color, "alpha": st["alpha"], "linewidths": 1.2}
@@ -58,23 +62,43 @@ def _angle(ax, x0, y0, x1, y1) -> float:
 
 def _legends(fig, ax_anchor, classes: Sequence[str], series: Sequence[str], keys, extra_handles=(), *,
              x: float = 0.745):
+    """Outside the axes, stacked top down at figure x: op classes, the other handles and series, the top-ops key."""
     from matplotlib.lines import Line2D
 
+    renderer = fig.canvas.get_renderer()
+    y = 0.93
+
+    def below(artist) -> float:
+        box = artist.get_window_extent(renderer).transformed(fig.transFigure.inverted())
+        return box.y0 - 0.025
+
     handles = [Line2D([], [], marker="o", ls="", color=class_color(c), label=c, markersize=7) for c in classes]
-    leg = fig.legend(handles=handles, title="op class", loc="upper left", bbox_to_anchor=(x, 0.93),
+    leg = fig.legend(handles=handles, title="op class", loc="upper left", bbox_to_anchor=(x, y),
                      fontsize=8, title_fontsize=9, frameon=False, ncol=2)
     fig.add_artist(leg)
+    y = below(leg)
     handles2 = list(extra_handles)
-    for i, s in enumerate(series[:2]):
-        filled = i == 0
-        handles2.append(Line2D([], [], marker="o", ls="", markerfacecolor="0.4" if filled else "none",
-                               markeredgecolor="0.4", color="0.4", label=s, markersize=7))
+    for i, s in enumerate(series):
+        st = _SERIES_STYLE[min(i, len(_SERIES_STYLE) - 1)]
+        face = "0.4" if st["filled"] is True else "0.8" if st["filled"] == "pale" else "none"
+        handles2.append(Line2D([], [], marker="o", ls="", markerfacecolor=face,
+                               markeredgecolor="0.15" if st["filled"] == "pale" else "0.4", color="0.4", label=s,
+                               markersize=7))
     if handles2:
-        leg2 = fig.legend(handles=handles2, loc="upper left", bbox_to_anchor=(x, 0.70), fontsize=8, frameon=False)
+        leg2 = fig.legend(handles=handles2, loc="upper left", bbox_to_anchor=(x, y), fontsize=8, frameon=False)
         fig.add_artist(leg2)
+        y = below(leg2)
     if keys:
         text = "top ops by time\n" + "\n".join(f"{k.label}  {k.text}" for k in keys)
-        fig.text(x + 0.005, 0.40, text, fontsize=7.5, va="top", ha="left", family="monospace")
+        fig.text(x + 0.005, y, text, fontsize=7.5, va="top", ha="left", family="monospace")
+
+
+def _label(ax, text, anchor, offset) -> None:
+    """An op's number beside its point; one placed far from it (a crowded chart) gets a leader line."""
+    far = math.hypot(*offset) > 16
+    ax.annotate(text, anchor, xytext=offset, textcoords="offset points", fontsize=8, fontweight="bold", zorder=7,
+                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "0.6", "lw": 0.5, "alpha": 0.9},
+                arrowprops={"arrowstyle": "-", "color": "0.35", "lw": 0.6, "shrinkA": 0, "shrinkB": 2} if far else None)
 
 
 def draw_roofline(chart: RooflineChart, path: str | None = None):
@@ -116,11 +140,16 @@ def draw_roofline(chart: RooflineChart, path: str | None = None):
             ax.text(lx, m.value * lx * 1.25, m.label, rotation=_angle(ax, lx, m.value * lx, lx * 10, m.value * lx * 10),
                     rotation_mode="anchor", fontsize=8, color=color, ha="left", va="bottom")
     series_index = {s: i for i, s in enumerate(chart.series)}
+    arrowed = {a.name for a in chart.arrows}
     for i, s in enumerate(chart.series):
         pts = [p for p in chart.points if p.series == s]
-        segs = [[(x, p.flops_per_s) for x in sorted(p.intensity.values())] for p in pts if len(p.intensity) > 1]
-        ax.add_collection(LineCollection(segs, colors=[p.color for p in pts if len(p.intensity) > 1], linewidths=0.7,
-                                         alpha=0.45 if i == 0 else 0.6, linestyles="-" if i == 0 else ":", zorder=2))
+        many = len(pts) >= MANY_OPS
+        # with two series the second's joining lines only for the linked (top) ops: the chart stays readable
+        joined = [p for p in pts if len(p.intensity) > 1 and (i == 0 or p.name in arrowed or len(chart.series) > 2)]
+        segs = [[(x, p.flops_per_s) for x in sorted(p.intensity.values())] for p in joined]
+        ax.add_collection(LineCollection(segs, colors=[p.color for p in joined], linewidths=0.5 if many else 0.7,
+                                         alpha=(0.25 if many else 0.45) if i == 0 else 0.6,
+                                         linestyles="-" if i == 0 else ":", zorder=2))
         for lv, marker in LEVEL_MARKERS.items():
             sel = [p for p in pts if lv in p.intensity]
             if sel:
@@ -139,9 +168,7 @@ def draw_roofline(chart: RooflineChart, path: str | None = None):
     for p in chart.points:
         if p.label:
             anchor = next((p.intensity[lv], p.flops_per_s) for lv in ("HBM", "L2", "L1") if lv in p.intensity)
-            ax.annotate(p.label, anchor, xytext=p.label_offset, textcoords="offset points", fontsize=8,
-                        fontweight="bold", zorder=7,
-                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "0.6", "lw": 0.5, "alpha": 0.85})
+            _label(ax, p.label, anchor, p.label_offset)
     classes = sorted({p.op_class for p in chart.points})
     level_handles = [Line2D([], [], marker=m, ls="", color="0.4", label=f"at {lv}", markersize=7)
                      for lv, m in LEVEL_MARKERS.items()]
@@ -165,10 +192,10 @@ def draw_time(chart: TimeChart, path: str | None = None):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
 
-    fig = plt.figure(figsize=(15, 7.5))
-    ax = fig.add_axes((0.055, 0.09, 0.42, 0.78))
-    axf = fig.add_axes((0.575, 0.57, 0.17, 0.30))
-    axb = fig.add_axes((0.575, 0.09, 0.17, 0.30))
+    fig = plt.figure(figsize=(17, 7.5))
+    ax = fig.add_axes((0.05, 0.09, 0.40, 0.78))
+    axf = fig.add_axes((0.525, 0.57, 0.15, 0.30))
+    axb = fig.add_axes((0.525, 0.09, 0.15, 0.30))
     for a in (ax, axf, axb):
         a.set_xscale("log")
         a.set_yscale("log")
@@ -177,7 +204,7 @@ def draw_time(chart: TimeChart, path: str | None = None):
     ax.set_ylim(*chart.ylim)
     ax.set_xlabel("bytes moved at HBM")
     ax.set_ylabel("FLOPs")
-    fig.suptitle(chart.title, fontsize=11, x=0.4, y=0.985)
+    fig.suptitle(chart.title, fontsize=11, x=0.36, y=0.985)
     bw, peak = chart.bandwidth, chart.peak
     sec_x = ax.secondary_xaxis("top", functions=(lambda b: np.maximum(b, 1e-30) / bw * 1e6,
                                                  lambda t: np.maximum(t, 1e-30) * bw / 1e6))
@@ -197,38 +224,43 @@ def draw_time(chart: TimeChart, path: str | None = None):
             groups[-1].append(d)
         else:
             groups.append([d])
+    from matplotlib.patches import Patch
+
+    extra = []   # what the left panel's lines and boxes are: in the legend outside the data, not on it
     for gi, group in enumerate(groups):
+        ls = "--" if gi == 0 else ":"
         for d in group:
-            ax.plot([x0, x1], [d.balance * x0, d.balance * x1], color="0.35", lw=1.0, ls="--" if gi == 0 else ":",
-                    zorder=1)
+            ax.plot([x0, x1], [d.balance * x0, d.balance * x1], color="0.35", lw=1.0, ls=ls, zorder=1)
         d = group[0]
-        label = d.label if len(group) == 1 else " = ".join(g.label.split(" balance")[0] for g in group) + \
-            f" balance ~{d.balance:.0f} FLOP/B"
-        # label near the lower left end of the diagonal, inside the axes
-        lx = max(x0 * 3, chart.ylim[0] * 4 / d.balance)
-        if lx < x1 / 10:
-            ax.text(lx, d.balance * lx * 1.15, label, fontsize=7.5, color="0.25", ha="left", va="bottom", zorder=5,
-                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7},
-                    rotation=_angle(ax, lx, d.balance * lx, lx * 10, d.balance * lx * 10), rotation_mode="anchor")
+        names = [g.label.split(" balance")[0] for g in group]
+        units = {n.split(" ", 1)[-1] for n in names}
+        joined = (" = ".join(n.split(" ", 1)[0] for n in names) + " " + units.pop()) if len(units) == 1 \
+            else " = ".join(names)
+        label = d.label if len(group) == 1 else f"{joined} balance ~{d.balance:.0f} FLOP/B"
+        extra.append(Line2D([], [], color="0.35", lw=1.0, ls=ls, label=label))
     for box, shade in zip(chart.launch_boxes, ("0.93", "0.82")):
         ax.add_patch(Rectangle((chart.xlim[0], chart.ylim[0]), box.bytes - chart.xlim[0], box.flops - chart.ylim[0],
                                facecolor=shade, edgecolor="0.55", lw=0.8, zorder=0))
-        ax.text(box.bytes / 1.2, box.flops / 1.15, f"{box.label} {box.invocations} x {box.overhead_s * 1e6:.2g} us",
-                fontsize=7.5, ha="right", va="top", color="0.3", zorder=5,
-                bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7})
+        extra.append(Patch(facecolor=shade, edgecolor="0.55", lw=0.8,
+                           label=f"{box.label}: {box.invocations} kernel x {box.overhead_s * 1e6:.2g} us"))
     box = chart.launch_boxes[0]
     series_index = {s: i for i, s in enumerate(chart.series)}
+    arrowed = {a.name for a in chart.arrows}
     for i, s in enumerate(chart.series):
         pts = [p for p in chart.points if p.series == s]
         if not pts:
             continue
-        ax.add_collection(LineCollection([[(p.bytes, p.flops), p.vertex] for p in pts], colors=[p.color for p in pts],
-                                         linewidths=0.8, alpha=0.5 if i == 0 else 0.35,
-                                         linestyles="-" if i == 0 else ":", zorder=2))
+        many = len(pts) >= MANY_OPS
+        # segments to the vertex: every op of the first series (and of a training step's phases); of a second
+        # series (measured, or "after") only the linked top ops, so two series of 400 ops stay readable
+        seg = [p for p in pts if i == 0 or len(chart.series) > 2 or p.name in arrowed]
+        ax.add_collection(LineCollection([[(p.bytes, p.flops), p.vertex] for p in seg], colors=[p.color for p in seg],
+                                         linewidths=0.5 if many else 0.8, alpha=(0.3 if many else 0.5) if i == 0
+                                         else 0.35, linestyles="-" if i == 0 else ":", zorder=2))
         ax.scatter([p.bytes for p in pts], [p.flops for p in pts], zorder=3,
                    **_scatter_kw(i, [p.color for p in pts], [p.area for p in pts]))
         for side, marker in ((True, "_"), (False, "|")):
-            sel = [p for p in pts if p.compute_side == side]
+            sel = [p for p in seg if p.compute_side == side]
             if sel:
                 ax.scatter([p.vertex[0] for p in sel], [p.vertex[1] for p in sel], marker=marker, s=25,
                            c=[p.color for p in sel], alpha=0.6, zorder=2)
@@ -237,9 +269,7 @@ def draw_time(chart: TimeChart, path: str | None = None):
                     arrowprops={"arrowstyle": "->", "color": "0.3", "lw": 1.0, "shrinkA": 3, "shrinkB": 3})
     for p in chart.points:
         if p.label:
-            ax.annotate(p.label, (p.bytes, p.flops), xytext=p.label_offset, textcoords="offset points", fontsize=8,
-                        fontweight="bold", zorder=7,
-                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "0.6", "lw": 0.5, "alpha": 0.85})
+            _label(ax, p.label, (p.bytes, p.flops), p.label_offset)
     # time vs FLOPs, time vs bytes
     tp = chart.time_points
     for i, s in enumerate(chart.series):
@@ -264,7 +294,7 @@ def draw_time(chart: TimeChart, path: str | None = None):
             a.axhline(b.overhead_s, color="0.5", lw=0.8, ls=ls, label=f"{b.label} {b.overhead_s * 1e6:.2g} us")
         a.set_ylim(tlo, thi)
         a.set_ylabel("time (s)")
-        a.legend(fontsize=6.5, loc="upper left", frameon=False)
+        a.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, borderaxespad=0.0)
     axf.set_xlim(fx[0], fx[-1])
     axb.set_xlim(bx[0], bx[-1])
     axf.set_xlabel("FLOPs")
@@ -272,8 +302,8 @@ def draw_time(chart: TimeChart, path: str | None = None):
     axf.set_title("time vs FLOPs", fontsize=9)
     axb.set_title("time vs HBM bytes", fontsize=9)
     classes = sorted({p.op_class for p in tp})
-    extra = [Line2D([], [], color="0.4", lw=0.8, label="op -> its vertex at time T (above ideal)")]
-    _legends(fig, ax, classes, chart.series if len(chart.series) > 1 else (), chart.keys, extra, x=0.77)
+    extra.insert(0, Line2D([], [], color="0.4", lw=0.8, label="op -> its vertex at time T (above ideal)"))
+    _legends(fig, ax, classes, chart.series if len(chart.series) > 1 else (), chart.keys, extra, x=0.81)
     note = "marker area: share of time"
     if any(chart.omitted.values()):
         note += "; left panel omits ops without FLOPs or HBM bytes: " + ", ".join(

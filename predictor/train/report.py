@@ -50,6 +50,15 @@ def _gb(x: float) -> str:
     return f"{x / 1e9:.3f} GB"
 
 
+def capacity_text(m, profile: MachineProfile) -> str:
+    """'the 141 GB of the h200 (usable 139.4 GiB: ...)': the datasheet capacity in decimal GB, as in the GPU's
+    name, and the usable bytes the fit is checked against in GiB, as nvidia-smi counts them."""
+    gib = 1024 ** 3
+    sheet = getattr(profile, "hbm_bytes", 0.0) or m.capacity_bytes
+    return (f"the {sheet / 1e9:.0f} GB of the {profile.name} (usable {m.usable_bytes / gib:.1f} GiB: "
+            f"{m.capacity_bytes / gib:.1f} GiB addressable less the CUDA context)")
+
+
 def to_table(pred: TrainingPrediction, profile: MachineProfile, top: int = 15) -> str:
     from ..report import _si, _time, totals_lines
 
@@ -65,6 +74,9 @@ def to_table(pred: TrainingPrediction, profile: MachineProfile, top: int = 15) -
         eager = _time(p.eager_time_s) if p.eager_time_s is not None else "-"
         lines.append(f"{p.name:<10} {_time(p.time_s):>10} {p.time_s / total:>6.1%} {eager:>10} {p.kernels:>8} "
                      f"{_si(p.flops, 'F'):>11} {_si(p.bytes.get(MemLevel.HBM, 0.0), 'B'):>11}")
+    from ..table import class_lines
+
+    lines += [""] + class_lines(pred)
     lines.append("")
     hdr = (f"{'op':<48} {'phase':<9} {'type':<18} {'time':>10} {'share':>6} {'bound':>8} {'FLOPs':>11} "
            f"{'HBM bytes':>11}")
@@ -86,8 +98,7 @@ def to_table(pred: TrainingPrediction, profile: MachineProfile, top: int = 15) -
     if m is not None:
         parts = ", ".join(f"{k} {_gb(v)}" for k, v in m.components.items() if v)
         fits = "fits" if m.fits else "does NOT fit"
-        lines.append(f"peak memory     {_gb(m.peak_bytes)} at {m.peak_at}; {fits} in {_gb(m.usable_bytes)} usable "
-                     f"of {_gb(m.capacity_bytes)}")
+        lines.append(f"peak memory     {_gb(m.peak_bytes)} at {m.peak_at}; {fits} in {capacity_text(m, profile)}")
         lines.append(f"  at the peak   {parts}")
         lines.append(f"  largest batch {m.max_batch if m.max_batch is not None else '-'}")
     if pred.unsupported:
