@@ -51,7 +51,10 @@ def test_networks_whose_capture_differs_are_scored_on_the_eager_program():
     """BERT, DistilBERT and GPT-2 run another program under graph capture (every inference timing case says so):
     their steps are compared with the eager program's kernel sum + 0.45 us per kernel, from runs without graph steps,
     and their graph phases are not scored."""
-    assert capture_differs_networks() == {"bert_base", "distilbert", "gpt2"}
+    from calibration.networks.zoo import NETWORKS
+
+    trained = {n for n in capture_differs_networks() if NETWORKS[n].split in ("train", "heldout")}
+    assert trained == {"bert_base", "distilbert", "gpt2"}  # (the blind decoders' captures differ too: no steps)
     eager = eager_program_times()
     rows = evaluate({"gpt2", "resnet18"})
     for r in rows:
