@@ -165,6 +165,8 @@ def load_model_proto(model: onnx.ModelProto, batch: int | None = None,
 
 def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[int, ...]] | None,
           path: str) -> Graph:
+    if len(model.graph.sparse_initializer):
+        _dense_stubs(model)
     if model.functions:
         model = _inline(model)
     opset = opset_of(model)
@@ -223,6 +225,17 @@ def _inline(model: onnx.ModelProto) -> onnx.ModelProto:
         return inliner.inline_local_functions(model)
     except Exception as e:
         raise PredictorError(f"cannot inline the model's local functions: {_one_line(e)}") from None
+
+
+def _dense_stubs(model: onnx.ModelProto) -> None:
+    """Sparse initializers as the dense tensors a runtime makes of them (ONNX Runtime densifies them on
+    load), without values: name, dims and the values' type."""
+    g = model.graph
+    for sp in g.sparse_initializer:
+        t = g.initializer.add()
+        t.name, t.data_type, t.data_location = sp.values.name, sp.values.data_type, _EXTERNAL
+        t.dims.extend(sp.dims)
+    g.ClearField("sparse_initializer")
 
 
 def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]:
