@@ -168,7 +168,7 @@ def _subcommand(name: str, rest: list[str]) -> int:
         if not rest or rest[0] != "ert":
             print("error: usage: predict calibrate ert --out PROFILE.json [--quick]", file=sys.stderr)
             return 2
-        from calibration.ert.cli import main as ert_main
+        from .measure.ert.cli import main as ert_main
 
         return ert_main(rest[1:])
     if name == "validate":

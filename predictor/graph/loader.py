@@ -221,10 +221,52 @@ def _inline(model: onnx.ModelProto) -> onnx.ModelProto:
         from onnx import inliner
     except ImportError as e:  # onnx < 1.16
         raise PredictorError("this model nests ONNX functions; inlining them needs onnx >= 1.16") from e
+    _check_inlined_size(model)
     try:
         return inliner.inline_local_functions(model)
     except Exception as e:
         raise PredictorError(f"cannot inline the model's local functions: {_one_line(e)}") from None
+
+
+MAX_INLINED_NODES = 1_000_000  # a graph whose local functions expand to more nodes is refused
+
+
+def _check_inlined_size(model: onnx.ModelProto) -> None:
+    """Refuse to inline when the local functions expand to more than MAX_INLINED_NODES nodes (functions
+    calling each other twice, 40 levels deep, make 2**40 from a 4 KB file) or call themselves."""
+    funcs = {(f.domain, f.name, getattr(f, "overload", "")): f for f in model.functions}
+    size: dict = {}
+    visiting: set = set()
+
+    def nodes_size(nodes) -> int:
+        total = 0
+        for n in nodes:
+            key = (n.domain, n.op_type, getattr(n, "overload", ""))
+            total += fn_size(key) if key in funcs else 1
+            for a in n.attribute:  # If/Loop/Scan bodies may call functions too
+                if a.HasField("g"):
+                    total += nodes_size(a.g.node)
+                for sub in a.graphs:
+                    total += nodes_size(sub.node)
+            if total > MAX_INLINED_NODES:
+                break
+        return total
+
+    def fn_size(key) -> int:
+        if key in size:
+            return size[key]
+        if key in visiting:
+            raise PredictorError(f"local function '{key[1]}' calls itself (directly or through others): "
+                                 "it cannot be inlined")
+        visiting.add(key)
+        size[key] = nodes_size(funcs[key].node)
+        visiting.discard(key)
+        return size[key]
+
+    total = nodes_size(model.graph.node)
+    if total > MAX_INLINED_NODES:
+        raise PredictorError(f"the model's local functions expand to more than {MAX_INLINED_NODES:,} nodes when "
+                             "inlined (functions calling each other many times over): refused")
 
 
 def _dense_stubs(model: onnx.ModelProto) -> None:

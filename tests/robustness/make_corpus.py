@@ -9,7 +9,7 @@ Every case is a small file plus an entry in ``corpus/MANIFEST.json``::
 
 kinds: ``onnx`` (``predict FILE --gpu h200``), ``profile`` (``predict MODEL --gpu FILE``),
 ``calibration`` (``predict MODEL --gpu h200 --calibration FILE``), ``ncu``
-(``calibration.ncu.parse.parse_file``). expect: ``error`` (one-line ``error: ...`` and exit 2, or
+(``predictor.measure.ncu.parse.parse_file``). expect: ``error`` (one-line ``error: ...`` and exit 2, or
 NcuParseError), ``unsupported`` (exit 0, the op named in ``unsupported``), ``any`` (either a normal
 result or a one-line error: bit flips may leave a valid model). Files too big to commit (a profile over
 1 MB, a CSV field over the csv module's limit) are built by the test itself, see test_corpus.py.
@@ -373,7 +373,7 @@ def onnx_cases(rng: random.Random) -> dict[str, tuple[bytes, str, str]]:
                                  [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
     add("function_recursive.onnx", model([helper.make_node("F", ["x"], ["y"], domain="local")], [vi("x", FLOAT, [4])],
                                          [vi("y", FLOAT, None)], extra_opsets=[("local", 1)], functions=[f_rec]),
-        "any", "a local function that calls itself")
+        "error", "a local function that calls itself")
     f_a = helper.make_function("local", "A", ["a"], ["b"], [helper.make_node("B", ["a"], ["b"], domain="local")],
                                [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
     f_b = helper.make_function("local", "B", ["a"], ["b"], [helper.make_node("A", ["a"], ["b"], domain="local")],
@@ -381,12 +381,23 @@ def onnx_cases(rng: random.Random) -> dict[str, tuple[bytes, str, str]]:
     add("function_mutual_recursion.onnx", model([helper.make_node("A", ["x"], ["y"], domain="local")],
                                                 [vi("x", FLOAT, [4])], [vi("y", FLOAT, None)],
                                                 extra_opsets=[("local", 1)], functions=[f_a, f_b]),
-        "any", "two local functions calling each other")
+        "error", "two local functions calling each other")
     f_bad = helper.make_function("local", "G", ["a"], ["b"], [helper.make_node("Relu", ["nothing"], ["b"])],
                                  [helper.make_opsetid("", 17)])
     add("function_dangling.onnx", model([helper.make_node("G", ["x"], ["y"], domain="local")], [vi("x", FLOAT, [4])],
                                         [vi("y", FLOAT, None)], extra_opsets=[("local", 1)], functions=[f_bad]),
         "any", "a local function reading a tensor it does not have")
+    # each function calls the next twice, 40 levels: 2**40 nodes once inlined, from a 4 KB file
+    doubling = [helper.make_function("local", "F40", ["a"], ["b"], [helper.make_node("Relu", ["a"], ["b"])],
+                                     [helper.make_opsetid("", 17)])]
+    for k in range(39, -1, -1):
+        doubling.append(helper.make_function(
+            "local", f"F{k}", ["a"], ["b"], [helper.make_node(f"F{k + 1}", ["a"], ["t"], domain="local"),
+                                             helper.make_node(f"F{k + 1}", ["t"], ["b"], domain="local")],
+            [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]))
+    add("function_doubling_40.onnx", model([helper.make_node("F0", ["x"], ["y"], domain="local")], [vi("x", FLOAT, [4])],
+                                           [vi("y", FLOAT, None)], extra_opsets=[("local", 1)], functions=doubling),
+        "error", "local functions each calling the next twice, 40 levels deep (2**40 nodes inlined)")
 
     # strings that are not UTF-8 (protobuf hands out bytes for them) and names with line breaks
     def patched(m, old: bytes, new: bytes) -> bytes:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from calibration.ncu.parse import NcuParseError, parse_csv, parse_file
+from predictor.measure.ncu.parse import NcuParseError, parse_csv, parse_file
 from tests.robustness import make_corpus
 from tests.robustness.harness import TIME_LIMIT_S, check_outcome, data_opens, run_call, run_cli, snapshot
 

@@ -20,9 +20,9 @@ ALLOWED = {
     ("predictor/graph/loader.py", "spec_from_file_location"):
         "loads onnx's own generated onnx_ml_pb2.py (a fixed file of the installed onnx package), not data",
     ("predictor/graph/loader.py", "exec_module"): "the same onnx_ml_pb2 module",
-    ("calibration/ert/sweep.py", "load_module"):
-        "kernels.load_module compiles the CUDA source that calibration/ert/kernels.py generates (CuPy RawModule)",
-    ("calibration/ert/gemm.py", "load_module"): "the same, for the WMMA kernel source",
+    ("predictor/measure/ert/sweep.py", "load_module"):
+        "kernels.load_module compiles the CUDA source that predictor/measure/ert/kernels.py generates (CuPy RawModule)",
+    ("predictor/measure/ert/gemm.py", "load_module"): "the same, for the WMMA kernel source",
     ("calibration/networks/export.py", "__import__"):
         "reads __version__ of a fixed tuple of package names (torch, onnx, ...), for provenance",
 }

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
-from calibration.ncu.parse import NcuParseError, parse_csv
+from predictor.measure.ncu.parse import NcuParseError, parse_csv
 from predictor.calibrate import Uncalibrated
 from predictor.cli import main
 from predictor.fitted import bundled_calibration
