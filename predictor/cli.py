@@ -11,8 +11,17 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2 (its own convention)."""
 
     def error(self, message: str):  # noqa: D401
-        print("error: " + " ".join(f"{message} (see predict --help)".split()), file=sys.stderr)
+        from .output import clean_line
+
+        print("error: " + clean_line(f"{message} (see predict --help)"), file=sys.stderr)
         raise SystemExit(2)
+
+    def parse_args(self, args=None, namespace=None):  # noqa: D102
+        ns = super().parse_args(args, namespace)
+        from .output import command_files, refuse_overwriting_inputs
+
+        refuse_overwriting_inputs(*command_files(ns))  # before any work: -o m.onnx never replaces the model
+        return ns
 
 
 def _shape_arg(text: str) -> tuple[str, tuple[int, ...]]:
@@ -143,12 +152,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from .types import PredictorError
 
+    from .output import clean_line, staged
+
     try:
-        if argv and argv[0] in SUBCOMMANDS:
-            return _subcommand(argv[0], argv[1:])
-        return _predict(build_parser().parse_args(argv))
+        with staged():  # every file of the command is renamed into place together, or none
+            if argv and argv[0] in SUBCOMMANDS:
+                return _subcommand(argv[0], argv[1:])
+            return _predict(build_parser().parse_args(argv))
     except PredictorError as e:
-        print("error: " + " ".join(str(e).split()), file=sys.stderr)  # one line, whatever names it quotes
+        _print_error(clean_line(str(e)))  # one line without control characters, whatever names it quotes
         return 2
     except SystemExit as e:
         return int(e.code or 0)
@@ -161,6 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         print("error: out of memory while analysing the model", file=sys.stderr)
         return 2
+
+
+def _print_error(line: str) -> None:
+    try:
+        print("error: " + line, file=sys.stderr)
+    except (OSError, ValueError, AttributeError):  # stderr closed or full: the exit code still tells
+        pass
 
 
 def _subcommand(name: str, rest: list[str]) -> int:
@@ -191,16 +210,9 @@ def _calibration_for(args: argparse.Namespace, profile):
 
 
 def _emit(text: str, output: str | None) -> None:
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as e:
-            from .types import PredictorError
+    from .output import emit
 
-            raise PredictorError(f"cannot write {output}: {e.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    emit(text, output)  # atomically, control characters removed; stdout errors are one line
 
 
 def _check_plot(path: str | None) -> None:
@@ -368,16 +380,7 @@ def _predict_body(args: argparse.Namespace) -> int:
         text = to_csv(pred)
     else:
         text = to_table(pred, profile, top=args.top)
-    if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as e:
-            from .types import PredictorError
-
-            raise PredictorError(f"cannot write {args.output}: {e.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    _emit(text, args.output)
     if args.plot:
         from .plots import series_from_prediction, write_charts
 

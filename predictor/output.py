@@ -190,6 +190,9 @@ def staged() -> Iterator[None]:
     """Files written inside are renamed into place together when the block ends without an exception;
     otherwise their temporaries are removed and no destination is touched."""
     global _STAGE
+    if _STAGE is not None:  # inside another staged block: its end renames these too
+        yield
+        return
     outer, _STAGE = _STAGE, []
     pending = _STAGE
     try:
@@ -200,6 +203,11 @@ def staged() -> Iterator[None]:
         raise
     finally:
         _STAGE = outer
+    for tmp, path in pending:  # what would make a rename fail, before any rename
+        if os.path.isdir(path):
+            for t, _ in pending:
+                _unlink(t)
+            raise PredictorError(f"cannot write {path}: it is a directory")
     for k, (tmp, path) in enumerate(pending):
         try:
             os.replace(tmp, path)

@@ -12,7 +12,6 @@ inter-kernel gaps), so they are not a CUDA-graph replay; predicted times are.
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from dataclasses import dataclass
@@ -210,7 +209,9 @@ def to_json_dict(v: Validation, profile: MachineProfile) -> dict[str, Any]:
 
 
 def to_json(v: Validation, profile: MachineProfile) -> str:
-    return json.dumps(to_json_dict(v, profile), indent=2) + "\n"
+    from .output import dumps_json
+
+    return dumps_json(to_json_dict(v, profile))  # standard JSON (non-finite numbers as null), C-encoded
 
 
 def _pct(e: float | None) -> str:

@@ -287,11 +287,11 @@ def draw_time(chart: TimeChart, path: str | None = None):
 
 def save_charts(roofline: RooflineChart, timed: TimeChart, path: str) -> tuple[str, str]:
     """Write the hierarchical chart to `path` and the time-based one beside it (``-time`` suffix)."""
+    from ..output import staged, write_file
+
     check_plot_path(path)
     second = time_path(path)
-    try:
-        draw_roofline(roofline, path)
-        draw_time(timed, second)
-    except OSError as e:
-        raise PredictorError(f"cannot write {path}: {e.strerror or e}") from None
+    with staged():  # both drawn to temporaries first: a failure leaves neither (nor, in the CLI, the report)
+        write_file(path, lambda tmp: draw_roofline(roofline, tmp))
+        write_file(second, lambda tmp: draw_time(timed, tmp))
     return path, second

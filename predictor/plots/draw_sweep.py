@@ -4,7 +4,6 @@ Every coordinate comes from the frozen `SweepChart`; matplotlib is imported only
 """
 from __future__ import annotations
 
-from ..types import PredictorError
 from .draw import _plt, check_plot_path
 from .sweep import SweepChart
 
@@ -50,9 +49,8 @@ def draw_sweep(chart: SweepChart, path: str | None = None):
 
 
 def save_sweep_chart(chart: SweepChart, path: str) -> str:
+    from ..output import write_file
+
     check_plot_path(path)
-    try:
-        draw_sweep(chart, path)
-    except OSError as e:
-        raise PredictorError(f"cannot write {path}: {e.strerror or e}") from None
+    write_file(path, lambda tmp: draw_sweep(chart, tmp))  # atomically (with the report, in the CLI)
     return path
