@@ -91,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
     p.add_argument("--top", type=_positive_int, default=15, help="ops listed in the table (default 15)")
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="print the prediction even when most ops have unknown shapes (by default an error)")
     p.add_argument("--uncalibrated", action="store_true", help="pure roofline on the profile's ceilings")
     p.add_argument("--calibration", metavar="FILE", help="a fitted calibration JSON instead of the bundled one")
     p.add_argument("--plot", metavar="FILE", help="write the hierarchical roofline chart to FILE (.png or .svg) "
@@ -125,6 +127,8 @@ def _common_args(p: argparse.ArgumentParser, formats=("table", "json")) -> None:
     p.add_argument("--plot", metavar="FILE", help="charts: FILE (hierarchical roofline) and FILE-time (time-based)")
     p.add_argument("--optimize", metavar="PASS[,PASS]|all", default=None,
                    help="graph optimisation passes (see predict --help); default none")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="go on when most ops have unknown shapes (by default an error)")
 
 
 def build_validate_parser() -> argparse.ArgumentParser:
@@ -235,6 +239,9 @@ def _validate(args: argparse.Namespace) -> int:
     profile = load_profile(args.gpu)
     v = validate(args.model, profile, args.ncu, args.precision, args.batch,
                  calibration=_calibration_for(args, profile), shapes=dict(args.shape))
+    from .coverage import require_coverage
+
+    require_coverage(v.prediction, args.allow_partial)
     _emit(to_json(v, profile) if args.format == "json" else to_table(v, profile, top=args.top), args.output)
     if args.plot:
         p = v.prediction
@@ -271,6 +278,10 @@ def _compare(args: argparse.Namespace) -> int:
     desc = lambda p, prof: {"model": p.model, "gpu": prof.name, "precision": p.precision, "batch": p.batch,  # noqa: E731
                             "optimize": ",".join(p.optimizations)}
     la, lb = labels(desc(pa, profile_a), desc(pb, profile_b))
+    from .coverage import require_coverage
+
+    require_coverage(pa, args.allow_partial)
+    require_coverage(pb, args.allow_partial)
     c = compare(Side(la, pa, profile_a), Side(lb, pb, profile_b))
     _emit(to_json(c) if args.format == "json" else to_table(c, top=args.top), args.output)
     if args.plot:
@@ -374,6 +385,9 @@ def _predict_body(args: argparse.Namespace) -> int:
     else:
         pred = predict_file(args.model, profile, precision=args.precision, batch=args.batch, shapes=shapes,
                             calibration=calibration, strict=args.strict, optimize=args.optimize or ())
+    from .coverage import require_coverage
+
+    require_coverage(pred, args.allow_partial)
     if args.format == "json":
         text = to_json(pred, profile)
     elif args.format == "csv":

@@ -172,7 +172,11 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
     opset = opset_of(model)
     if opset and not 7 <= opset <= 30:
         raise PredictorError(f"unsupported default-domain opset {opset}")
+    _check_opset_known(opset)
     init_names = {t.name for t in model.graph.initializer}
+    from .validation import check_declarations
+
+    check_declarations(model)  # duplicate initializers/outputs, shadowing inputs, cycles in subgraphs
     bindings = _bind_inputs(model, batch, dict(shapes or {}), init_names)
     raw = _check_graph(model, init_names)
     static = _static_tensors(raw, init_names)
@@ -269,6 +273,22 @@ def _check_inlined_size(model: onnx.ModelProto) -> None:
                              "inlined (functions calling each other many times over): refused")
 
 
+_OPSET_KNOWN_WITHOUT_ONNX = 23  # every onnx release this tool supports knows opsets up to here
+
+
+def _check_opset_known(opset: int) -> None:
+    """An opset newer than the installed onnx knows is refused, as ``onnx.checker`` does (the onnx package is
+    imported only for an opset above 23)."""
+    if opset <= _OPSET_KNOWN_WITHOUT_ONNX:
+        return
+    import onnx
+    from onnx.defs import onnx_opset_version
+
+    if opset > onnx_opset_version():
+        raise PredictorError(f"default-domain opset {opset} is newer than the installed onnx {onnx.__version__} "
+                             f"knows (up to {onnx_opset_version()}), as onnx.checker reports: unknown opset")
+
+
 def _dense_stubs(model: onnx.ModelProto) -> None:
     """Sparse initializers as the dense tensors a runtime makes of them (ONNX Runtime densifies them on
     load), without values: name, dims and the values' type."""
@@ -288,6 +308,7 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
             raise PredictorError(
                 f"--shape names unknown input '{name}' (inputs: {', '.join(sorted(names)) or 'none'})")
     bound: dict[str, tuple[int, ...]] = {}
+    batch_bound = False  # whether --batch bound any symbolic leading dimension
     for inp in graph_inputs:
         tt = inp.type.tensor_type
         if not inp.type.HasField("tensor_type") or not tt.HasField("shape"):
@@ -301,6 +322,15 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
             if len(dims) != len(tt.shape.dim):
                 raise PredictorError(
                     f"--shape {inp.name} gives {len(dims)} dims but the input has {len(tt.shape.dim)}")
+            for d in dims:
+                if d <= 0 or d > MAX_DIM:
+                    raise PredictorError(f"input '{inp.name}': dimension {d} out of range (1..2**40)")
+            for k, (given, d) in enumerate(zip(dims, tt.shape.dim)):
+                if d.HasField("dim_value") and d.dim_value > 0 and given != d.dim_value:
+                    raise PredictorError(
+                        f"--shape {inp.name}={','.join(map(str, dims))} contradicts the model: dimension {k} of input "
+                        f"'{inp.name}' is fixed at {d.dim_value} (exported with static shapes: re-export with this "
+                        "axis dynamic)")
         else:
             dims = []
             for k, d in enumerate(tt.shape.dim):
@@ -313,6 +343,7 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
                         f"bind it with --shape {inp.name}=D1,D2,...")
                 elif k == 0:
                     dims.append(1 if batch is None else batch)
+                    batch_bound = True
                 else:
                     sym = d.dim_param or "?"
                     raise PredictorError(
@@ -328,6 +359,13 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
         for d in dims:
             tt.shape.dim.add().dim_value = int(d)
         bound[inp.name] = tuple(int(d) for d in dims)
+    if batch is not None and not batch_bound:
+        fixed = [(n, d[0]) for n, d in bound.items() if n not in shapes and d and d[0] != batch]
+        if fixed:
+            name, d0 = fixed[0]
+            raise PredictorError(f"--batch {batch} contradicts the model: no input has a symbolic leading dimension "
+                                 f"and dimension 0 of input '{name}' is fixed at {d0} (exported with static shapes: "
+                                 f"re-export with a dynamic batch axis, or give --shape)")
     # value_info and outputs may carry stale symbolic dims from the exporter: let inference redo them
     del model.graph.value_info[:]
     for o in model.graph.output:
@@ -429,9 +467,10 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
 def _collect_infos(model: onnx.ModelProto) -> dict[str, TensorInfo]:
     infos: dict[str, TensorInfo] = {}
     g = model.graph
-    for vis in (g.input, g.value_info, g.output):
+    for vis in (g.output, g.value_info, g.input):  # inputs last: an input also listed as an output keeps its shape
         for vi in vis:
-            infos[vi.name] = _info_from_value_info(vi)
+            if vi.name not in infos or infos[vi.name].shape is None:
+                infos[vi.name] = _info_from_value_info(vi)
     for t in g.initializer:
         infos[t.name] = TensorInfo(t.name, dtype_name(t.data_type), tuple(int(d) for d in t.dims))
     return infos
