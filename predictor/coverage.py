@@ -1,9 +1,9 @@
-"""Whether a prediction covers the graph: when most of the ops that launch kernels could not be costed
-because their shapes stayed unknown (more of them than costed ops, and than ops with no formula, which are
-reported by name and explain unknown shapes downstream) (an input bound to a shape the graph's reshapes do not accept, a
-static export run at another size), the total leaves most of the work out and must not look like a
-prediction. ``predict`` then fails with a one-line error unless ``--allow-partial`` asks for the partial
-result (it is printed with the unknown-shape ops listed under ``unsupported``, as always)."""
+"""Whether a prediction covers the graph. When most of the ops that launch kernels could not be costed
+because their shapes stayed unknown (an input bound to a shape the graph's reshapes do not accept, a static
+export run at another size), the total leaves most of the work out and must not look like a prediction:
+``predict`` then fails with a one-line error unless ``--allow-partial`` asks for the partial result (printed
+with the unknown-shape ops listed under ``unsupported``, as always). "Most": more unknown-shape ops than
+costed ops, and than ops with no formula (those are reported by name and explain unknown shapes after them)."""
 from __future__ import annotations
 
 from .types import PredictorError
