@@ -32,15 +32,59 @@ def check_plot_path(path: str) -> str:
     return ext
 
 
+class _Figures:
+    """pyplot's ``figure``/``subplots``/``close`` without importing pyplot (its import is most of a chart's
+    start-up): Figures on the Agg canvas."""
+
+    def __init__(self):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self._figure, self._canvas = Figure, FigureCanvasAgg
+
+    def figure(self, figsize=None):
+        fig = self._figure(figsize=figsize)
+        self._canvas(fig)
+        return fig
+
+    def subplots(self, nrows=1, ncols=1, figsize=None, **kw):
+        fig = self.figure(figsize)
+        return fig, fig.subplots(nrows, ncols, **kw)
+
+    def close(self, fig) -> None:  # nothing registered with pyplot: the figure is freed with its last reference
+        pass
+
+
 def _plt():
     try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=True)
-        import matplotlib.pyplot as plt
+        return _Figures()
     except ImportError:  # pragma: no cover - matplotlib is a dependency
         raise PredictorError("charts need matplotlib (pip install matplotlib)") from None
-    return plt
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def decade_label(v: float, _pos=None) -> str:
+    """'10\u00b3' for 1000, '10\u207b\u2076' for 1e-6: log-axis tick labels as plain text (matplotlib's default
+    writes them in math text, whose parser is most of a chart's drawing time); '' off the decades."""
+    if not v > 0 or not math.isfinite(v):
+        return ""
+    e = math.log10(v)
+    k = round(e)
+    if abs(e - k) > 1e-9:
+        return ""
+    return "1" if k == 0 else "10" if k == 1 else "10" + str(k).translate(_SUPERSCRIPT)
+
+
+def plain_log_ticks(ax, x: bool = True, y: bool = True) -> None:
+    """Plain-text decade labels (decade_label) and no minor labels on the log axes of ``ax``."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    for on, axis in ((x, ax.xaxis), (y, ax.yaxis)):
+        if on:
+            axis.set_major_formatter(FuncFormatter(decade_label))
+            axis.set_minor_formatter(NullFormatter())
 
 
 def _scatter_kw(series_index: int, color, area) -> dict:
@@ -87,6 +131,7 @@ def draw_roofline(chart: RooflineChart, path: str | None = None):
     ax = fig.add_axes((0.07, 0.09, 0.64, 0.82))
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain_log_ticks(ax)
     ax.set_xlim(*chart.xlim)
     ax.set_ylim(*chart.ylim)
     ax.set_xlabel("arithmetic intensity (FLOP / byte at L1, L2, HBM)")
@@ -172,6 +217,7 @@ def draw_time(chart: TimeChart, path: str | None = None):
     for a in (ax, axf, axb):
         a.set_xscale("log")
         a.set_yscale("log")
+        plain_log_ticks(a)
         a.grid(True, which="major", alpha=0.25)
     ax.set_xlim(*chart.xlim)
     ax.set_ylim(*chart.ylim)

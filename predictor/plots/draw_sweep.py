@@ -4,7 +4,7 @@ Every coordinate comes from the frozen `SweepChart`; matplotlib is imported only
 """
 from __future__ import annotations
 
-from .draw import _plt, check_plot_path
+from .draw import _plt, check_plot_path, plain_log_ticks
 from .sweep import SweepChart
 
 
@@ -19,6 +19,7 @@ def draw_sweep(chart: SweepChart, path: str | None = None):
                                    (axr, "throughput_per_s", "throughput (samples / s)", chart.throughput_ylim)):
         ax.set_xscale("log")
         ax.set_yscale("log")
+        plain_log_ticks(ax)
         ax.set_xlim(*chart.xlim)
         ax.set_ylim(*ylim)
         ax.set_xlabel("batch size")
