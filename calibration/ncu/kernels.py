@@ -3,4 +3,6 @@ import sys
 
 from predictor.measure.ncu import kernels as _module
 
+if __name__ == "__main__":  # python -m calibration.ncu.kernels
+    raise SystemExit(_module.main())
 sys.modules[__name__] = _module

@@ -3,4 +3,6 @@ import sys
 
 from predictor.measure.ncu import parse as _module
 
+if __name__ == "__main__":  # python -m calibration.ncu.parse
+    raise SystemExit(_module.main())
 sys.modules[__name__] = _module
