@@ -78,12 +78,14 @@ def decade_label(v: float, _pos=None) -> str:
 
 
 def plain_log_ticks(ax, x: bool = True, y: bool = True) -> None:
-    """Plain-text decade labels (decade_label) and no minor labels on the log axes of ``ax``."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    """Plain-text decade labels (decade_label), and unlabelled minor ticks at 2 and 5 of each decade only (each
+    tick is an artist: eight per decade were a third of a chart's drawing time) on the log axes of ``ax``."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     for on, axis in ((x, ax.xaxis), (y, ax.yaxis)):
         if on:
             axis.set_major_formatter(FuncFormatter(decade_label))
+            axis.set_minor_locator(LogLocator(base=10.0, subs=(2.0, 5.0)))
             axis.set_minor_formatter(NullFormatter())
 
 
