@@ -298,8 +298,8 @@ def draw_time(chart: TimeChart, path: str | None = None):
                 a.scatter([getattr(p, attr) for p in sel], [p.time_s for p in sel],
                           **_scatter_kw(i, [p.color for p in sel], [max(8.0, p.area / 3) for p in sel]))
     times = [p.time_s for p in tp] or [1e-6]
-    tlo = 10 ** math.floor(math.log10(min(min(times), *(b.overhead_s for b in chart.launch_boxes)) / 1.5))
-    thi = 10 ** math.ceil(math.log10(max(times) * 1.5))
+    tlo = 10.0 ** math.floor(math.log10(min(min(times), *(b.overhead_s for b in chart.launch_boxes)) / 1.5))
+    thi = 10.0 ** math.ceil(math.log10(max(times) * 1.5))
     flo = [p.flops for p in tp if p.flops > 0] or [1.0]
     blo = [p.bytes for p in tp if p.bytes > 0] or [1.0]
     fx = np.logspace(math.floor(math.log10(min(flo))), math.ceil(math.log10(max(flo))), 50)

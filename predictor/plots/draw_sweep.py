@@ -51,7 +51,16 @@ def draw_sweep(chart: SweepChart, path: str | None = None):
 
 def save_sweep_chart(chart: SweepChart, path: str) -> str:
     from ..output import write_file
+    from ..types import PredictorError
+    from . import MAX_CHART_VALUE
 
     check_plot_path(path)
+    for ln in chart.lines:
+        for pt in ln.points:
+            for what, v in (("time", pt.time_s), ("throughput", pt.throughput_per_s)):
+                if not (0.0 <= float(v) <= MAX_CHART_VALUE):  # NaN fails both
+                    raise PredictorError(f"cannot chart {ln.label} batch {pt.batch}: {what} is {float(v):.3g}, out of "
+                                         f"the range a chart can show (0..{MAX_CHART_VALUE:.0e}): the model's sizes "
+                                         "overflow")
     write_file(path, lambda tmp: draw_sweep(chart, tmp))  # atomically (with the report, in the CLI)
     return path
