@@ -1,6 +1,8 @@
 """Writing what ``predict`` produces, safely: reports to stdout or a file, charts, CSV cells and JSON text.
 
-- Files are written atomically: a temporary file in the destination's folder, then ``os.replace``. Inside
+- Files are written atomically: a temporary file in the destination's folder, then ``os.replace`` (through
+  a symlink, the file it points at; a destination that is no regular file, ``/dev/null`` or a FIFO, is
+  written in place: a rename would replace the device node). Inside
   :func:`staged` (the CLI runs each command in one) every file of the command (the report and the charts) is
   written to its temporary first and all are renamed only when the command succeeds, so a failure (a full
   disk, a chart that cannot be drawn) leaves no file half-written and no stale report beside missing charts.
@@ -26,6 +28,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import tempfile
 from typing import Callable, Iterable, Iterator
@@ -145,12 +148,35 @@ def _unlink(path: str) -> None:
         os.unlink(path)
 
 
+def _replaceable(path: str) -> str | None:
+    """Where an atomic rename may put ``path``: the file a symlink points at (the link stays), or ``path``
+    itself when nothing is there; None when it is not a regular file (``/dev/null``, ``/dev/stdout``, a FIFO:
+    those are written in place, a rename would replace the device node itself)."""
+    try:
+        st = os.stat(path)  # follows symlinks (/dev/stdout -> /proc/self/fd/1 -> a pipe)
+    except FileNotFoundError:
+        return os.path.realpath(path)  # a new file (or a dangling symlink: its target is created)
+    except OSError:
+        return None
+    return os.path.realpath(path) if stat.S_ISREG(st.st_mode) else None
+
+
 def write_file(path: str, write: Callable[[str], None]) -> None:
     """Write ``path`` through ``write(temporary_path)``, then rename (now, or when the staged command ends).
+    A destination that is not a regular file (a device, a FIFO) is written in place.
 
     Any OSError becomes a one-line PredictorError naming ``path``; the temporary is removed."""
+    dest = _replaceable(path)
+    if dest is None:
+        if os.path.isdir(path):
+            raise PredictorError(f"cannot write {path}: it is a directory")
+        try:
+            write(path)
+        except OSError as e:
+            raise PredictorError(f"cannot write {path}: {e.strerror or e}") from None
+        return
     try:
-        tmp = _temp_beside(path)
+        tmp = _temp_beside(dest)
     except OSError as e:
         raise PredictorError(f"cannot write {path}: {e.strerror or e}") from None
     try:
@@ -158,9 +184,9 @@ def write_file(path: str, write: Callable[[str], None]) -> None:
         with contextlib.suppress(OSError):
             os.chmod(tmp, 0o666 & ~_umask())
         if _STAGE is None:
-            os.replace(tmp, path)
+            os.replace(tmp, dest)
         else:
-            _STAGE.append((tmp, path))
+            _STAGE.append((tmp, dest))
     except OSError as e:
         _unlink(tmp)
         raise PredictorError(f"cannot write {path}: {e.strerror or e}") from None
@@ -180,7 +206,8 @@ def write_text(path: str, text: str) -> None:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
-            os.fsync(f.fileno())
+            with contextlib.suppress(OSError):  # a device or pipe written in place has no fsync
+                os.fsync(f.fileno())
 
     write_file(path, w)
 
@@ -203,8 +230,8 @@ def staged() -> Iterator[None]:
         raise
     finally:
         _STAGE = outer
-    for tmp, path in pending:  # what would make a rename fail, before any rename
-        if os.path.isdir(path):
+    for tmp, path in pending:  # what would make a rename fail (or replace what is no file), before any rename
+        if os.path.isdir(path) or _replaceable(path) != os.path.realpath(path):
             for t, _ in pending:
                 _unlink(t)
             raise PredictorError(f"cannot write {path}: it is a directory")

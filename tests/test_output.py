@@ -182,3 +182,28 @@ def test_mostly_unknown_shapes_needs_allow_partial(capsys):
     assert rc == 2 and "6 ops have unknown shapes and only 0 could be costed (Relu x6)" in err and "--allow-partial" in err
     doc = _json_report([CORPUS / "mostly_unknown_shapes.onnx", "--gpu", "h200", "--allow-partial"], capsys)
     assert doc["unsupported"] == {"Relu (unknown shape)": 6}
+
+
+def test_devices_and_symlinks_are_written_in_place_not_replaced(tmp_path, capsys):
+    """-o /dev/null stays the device (a rename would put a regular file in its place); through a symlink the
+    file it points at gets the report and the link stays."""
+    import stat
+
+    rc, _, err = _run([LSTM, "--gpu", "h200", "-o", os.devnull], capsys)
+    assert rc == 0, err
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    target, link = tmp_path / "r.txt", tmp_path / "link.txt"
+    target.write_text("old")
+    link.symlink_to(target)
+    rc, _, _ = _run([LSTM, "--gpu", "h200", "-o", link], capsys)
+    assert rc == 0 and link.is_symlink() and target.read_text().startswith("model lstm.onnx")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    import threading
+
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    rc, _, _ = _run([LSTM, "--gpu", "h200", "-o", fifo], capsys)
+    reader.join(10)
+    assert rc == 0 and got and got[0].startswith("model lstm.onnx") and stat.S_ISFIFO(os.stat(fifo).st_mode)
