@@ -14,8 +14,10 @@ Cases:
 - inline_2p40: the corpus's 3 KB model of local functions doubling 40 levels deep (2**40 nodes once inlined):
   refused in one line, in the time of a small model.
 - train_2p40: ``--mode train`` on a weight of 2**40 rows (the multi-tensor launch count in closed form).
+- plot_vs_baseline (with ``--baseline REV``): the CPU seconds ``--plot`` adds, this tree against
+  ``predictor/`` of git revision REV (extracted to a temporary folder), all four commands interleaved.
 
-    python benchmarks/bench_robustness.py [--repeat 3] [--out benchmarks/results/robustness.json]
+    python benchmarks/bench_robustness.py [--repeat 3] [--baseline REV] [--out benchmarks/results/robustness.json]
 """
 from __future__ import annotations
 
@@ -116,6 +118,29 @@ def _payload_4gib(workdir: Path) -> Path:
     return path
 
 
+def _plot_vs_baseline(rev: str, work: Path, repeat: int) -> dict:
+    import subprocess
+
+    base = work / f"baseline_{rev}"
+    if not (base / "predictor").is_dir():
+        base.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "predictor"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
+
+    def cmd(root: Path, plot: bool) -> list[str]:
+        args = [str(VIT), "--gpu", "h200", "-o", str(work / "ab.txt")] + (["--plot", str(work / "ab.png")] if plot else [])
+        return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); "
+                f"from predictor.cli import main; sys.exit(main({args!r}))"]
+
+    r = measure_interleaved({"baseline_no_plot": cmd(base, False), "baseline_plot": cmd(base, True),
+                             "no_plot": cmd(REPO, False), "plot": cmd(REPO, True)}, repeat=repeat)
+    out = {"baseline": rev, **r}
+    for side in ("baseline_", ""):
+        out[f"{side}added_cpu_s"] = r[f"{side}plot"]["cpu_s_median"] - r[f"{side}no_plot"]["cpu_s_median"]
+        out[f"{side}added_wall_s"] = r[f"{side}plot"]["wall_s_median"] - r[f"{side}no_plot"]["wall_s_median"]
+    return out
+
+
 def _row(name: str, cmd: list[str], repeat: int, **extra) -> dict:
     r = measure(cmd, repeat=repeat)
     return {"case": name, "command": "predict " + " ".join(Path(c).name if "/" in c else c for c in cmd[1:]),
@@ -127,6 +152,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "bench_robustness"))
     ap.add_argument("--out", default=str(HERE / "results" / "robustness.json"))
+    ap.add_argument("--baseline", help="git revision whose predictor/ the --plot case is compared with")
     a = ap.parse_args(argv)
     work = Path(a.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -154,6 +180,8 @@ def main(argv=None) -> int:
                           "max_rss_mb": max(r["max_rss_kb"] for r in runs) / 1024.0}
     doc["train_2p40"] = _row("train_2p40", predict_cmd(CORPUS / "init_dim_2p40_train.onnx", "--gpu", "h200",
                                                        "--mode", "train", "-o", os.devnull), a.repeat)
+    if a.baseline:
+        doc["plot_vs_baseline"] = _plot_vs_baseline(a.baseline, work, a.repeat)
     doc["duration_s"] = time.time() - started
     Path(a.out).write_text(json.dumps(doc, indent=1) + "\n")
     j, p, n, w = doc["json"], doc["plot"], doc["nodes_100k"], doc["payload_4gib"]
@@ -161,6 +189,9 @@ def main(argv=None) -> int:
     print(f"--plot adds {p['added_s_median']:.2f} s (median of {a.repeat}, interleaved)")
     print(f"{n['nodes']} nodes: {n.get('wall_s_median', float('nan')):.2f} s, {n.get('max_rss_mb', float('nan')):.0f} MB")
     print(f"4 GiB payload: {w.get('wall_s_median', float('nan')):.2f} s, {w.get('max_rss_mb', float('nan')):.0f} MB")
+    if a.baseline:
+        b = doc["plot_vs_baseline"]
+        print(f"--plot adds {b['added_cpu_s']:.2f} s CPU here, {b['baseline_added_cpu_s']:.2f} s at {a.baseline}")
     print(f"wrote {a.out}")
     return 0
 
