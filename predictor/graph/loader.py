@@ -176,9 +176,12 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
     init_names = {t.name for t in model.graph.initializer}
     from .validation import check_declarations
 
-    check_declarations(model)  # duplicate initializers/outputs, shadowing inputs, cycles in subgraphs
+    check_declarations(model)  # duplicate initializers, inputs and outputs, conflicting shadowing inputs
     bindings = _bind_inputs(model, batch, dict(shapes or {}), init_names)
     raw = _check_graph(model, init_names)
+    from .validation import check_subgraphs
+
+    check_subgraphs(raw)  # cycles inside If/Loop/Scan bodies
     static = _static_tensors(raw, init_names)
     consts = _initial_consts(model)
     _drop_weight_data(model)

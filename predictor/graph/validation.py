@@ -38,12 +38,25 @@ def check_declarations(model) -> None:
             shown = ",".join(str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?") for d in declared)
             raise PredictorError(f"graph input '{i.name}' [{shown}] shadows an initializer of shape "
                                  f"[{','.join(map(str, dims))}]: the two declarations conflict")
-    for n in g.node:
-        for a in n.attribute:
-            if a.HasField("g"):
-                _check_subgraph(a.g, n, 1)
-            for sub in a.graphs:
-                _check_subgraph(sub, n, 1)
+
+
+def check_subgraphs(raw_nodes) -> None:
+    """No cycle inside the body of any node (If/Loop/Scan), from the loader's RawNodes: their attribute
+    values are already Python objects, so a graph of 100k plain nodes costs one dict walk per node."""
+    graph_type = None
+    for n in raw_nodes:
+        if not n.attrs:
+            continue
+        for v in n.attrs.values():
+            if isinstance(v, (int, float, bytes, str)):
+                continue
+            if graph_type is None:
+                from .loader import onnx_pb
+
+                graph_type = onnx_pb().GraphProto
+            for sub in (v if isinstance(v, list) else (v,)):
+                if isinstance(sub, graph_type):
+                    _check_subgraph(sub, n.proto, 1)
 
 
 def _check_subgraph(sub, owner, depth: int) -> None:
