@@ -42,7 +42,7 @@ def kernel_phases(kernels) -> list[str]:
 
 
 def measured_phases(csv_path: Path) -> dict[str, dict]:
-    from calibration.ncu.parse import parse_file
+    from predictor.measure.ncu.parse import parse_file
 
     ks = parse_file(str(csv_path))
     out = {p: {"time_s": 0.0, "flops": 0.0, "kernels": 0, **{lv: 0.0 for lv in LEVELS}} for p in PHASES}

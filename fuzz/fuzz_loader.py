@@ -12,7 +12,7 @@ Plain random mutation of the seeds, no extra package (what the test suite runs):
 
 targets: ``loader`` (read the file, parse, bind, shapes: ``predictor.graph.loader.load``; half of the inputs
 go through the windowed scanner of ``protoscan`` that big files use), ``predict`` (loader + cost + time, the
-whole of ``predict`` but the output), ``csv`` (``calibration.ncu.parse.parse_csv``). A crashing input is
+whole of ``predict`` but the output), ``csv`` (``predictor.measure.ncu.parse.parse_csv``). A crashing input is
 written to ``fuzz/crashes/<target>-<sha1>.bin`` (or ``--crash-dir``); turn it into a corpus case in
 tests/robustness/make_corpus.py once fixed.
 """
@@ -38,7 +38,7 @@ _TMP = tempfile.mkdtemp(prefix="fuzz_loader_")
 
 # ------------------------------------------------------------------------------------------ targets
 def _expected():
-    from calibration.ncu.parse import NcuParseError
+    from predictor.measure.ncu.parse import NcuParseError
     from predictor.types import PredictorError
 
     return (PredictorError, NcuParseError)
@@ -67,7 +67,7 @@ def run_loader(data: bytes, predict: bool = False) -> None:
 
 
 def run_csv(data: bytes) -> None:
-    from calibration.ncu.parse import parse_csv
+    from predictor.measure.ncu.parse import parse_csv
 
     parse_csv(data.decode("utf-8", errors="replace"))
 
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     import atheris  # noqa: PLC0415 - only for coverage-guided runs
 
     with atheris.instrument_imports():
-        import calibration.ncu.parse  # noqa: F401
+        import predictor.measure.ncu.parse  # noqa: F401
         import predictor.graph.loader  # noqa: F401
         import predictor.graph.protoscan  # noqa: F401
         import predictor.graph.shapes  # noqa: F401

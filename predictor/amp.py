@@ -161,5 +161,8 @@ def _attr_cast_to(node: Node) -> str | None:
         return None
     from .graph.shapes import ONNX_TYPE_NAMES
 
-    to = ONNX_TYPE_NAMES.get(int(node.attrs["to"]))
+    to = node.attrs["to"]
+    if type(to) is not int:  # a malformed node ('to' a graph, a tensor, a string): no known target type
+        return None
+    to = ONNX_TYPE_NAMES.get(to)
     return to if to in FLOAT_DTYPES else None

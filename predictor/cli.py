@@ -11,8 +11,17 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2 (its own convention)."""
 
     def error(self, message: str):  # noqa: D401
-        print("error: " + " ".join(f"{message} (see predict --help)".split()), file=sys.stderr)
+        from .output import clean_line
+
+        print("error: " + clean_line(f"{message} (see predict --help)"), file=sys.stderr)
         raise SystemExit(2)
+
+    def parse_args(self, args=None, namespace=None):  # noqa: D102
+        ns = super().parse_args(args, namespace)
+        from .output import command_files, refuse_overwriting_inputs
+
+        refuse_overwriting_inputs(*command_files(ns))  # before any work: -o m.onnx never replaces the model
+        return ns
 
 
 def _shape_arg(text: str) -> tuple[str, tuple[int, ...]]:
@@ -88,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
     p.add_argument("--top", type=_top_arg, default=15, help="ops listed in the table (default 15; 'all': every op)")
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="print the prediction even when most ops have unknown shapes (by default an error)")
     p.add_argument("--uncalibrated", action="store_true", help="pure roofline on the profile's ceilings")
     p.add_argument("--calibration", metavar="FILE", help="a fitted calibration JSON instead of the bundled one")
     p.add_argument("--plot", metavar="FILE", help="write the hierarchical roofline chart to FILE (.png or .svg) "
@@ -138,6 +149,8 @@ def _common_args(p: argparse.ArgumentParser, formats=("table", "json")) -> None:
     p.add_argument("--optimize", metavar="PASS[,PASS]|all", default=None,
                    help="graph optimisation passes (see predict --help); default none")
     _surface_args(p)
+    p.add_argument("--allow-partial", action="store_true",
+                   help="go on when most ops have unknown shapes (by default an error)")
 
 
 def build_validate_parser() -> argparse.ArgumentParser:
@@ -165,12 +178,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from .types import PredictorError
 
+    from .output import clean_line, staged
+
     try:
-        if argv and argv[0] in SUBCOMMANDS:
-            return _subcommand(argv[0], argv[1:])
-        return _predict(build_parser().parse_args(argv))
+        with staged():  # every file of the command is renamed into place together, or none
+            if argv and argv[0] in SUBCOMMANDS:
+                return _subcommand(argv[0], argv[1:])
+            return _predict(build_parser().parse_args(argv))
     except PredictorError as e:
-        print("error: " + " ".join(str(e).split()), file=sys.stderr)  # one line, whatever names it quotes
+        _print_error(clean_line(str(e)))  # one line without control characters, whatever names it quotes
         return 2
     except SystemExit as e:
         return int(e.code or 0)
@@ -185,6 +201,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _print_error(line: str) -> None:
+    try:
+        print("error: " + line, file=sys.stderr)
+    except (OSError, ValueError, AttributeError):  # stderr closed or full: the exit code still tells
+        pass
+
+
 def _subcommand(name: str, rest: list[str]) -> int:
     if name == "calibrate":
         if not rest:
@@ -192,12 +215,20 @@ def _subcommand(name: str, rest: list[str]) -> int:
                   "[--quick] (see predict calibrate --help)", file=sys.stderr)
             return 2
         if rest[0] == "ert":
-            from calibration.ert.cli import main as ert_main
+            from .measure.ert.cli import main as ert_main
 
             return ert_main(rest[1:])
-        from calibration.quick_calibrate import main as quick_main  # ERT + a kernel subset (a GPU machine)
+        # ERT + a kernel subset on a GPU machine: the kernel sweeps and their fit are the lab's
+        # (calibration/quick_calibrate.py), run as its own process so that the shipped tool imports none of it
+        import importlib.util
+        import subprocess
 
-        return quick_main(rest)
+        from .types import PredictorError
+
+        if importlib.util.find_spec("calibration") is None:
+            raise PredictorError("predict calibrate needs the lab (calibration/, installed with this project); "
+                                 "'predict calibrate ert' measures the ceilings alone")
+        return subprocess.call([sys.executable, "-m", "calibration.quick_calibrate", *rest])
     if name == "validate":
         return _validate(build_validate_parser().parse_args(rest))
     if name == "compare":
@@ -237,16 +268,9 @@ def _calibration_for(args: argparse.Namespace, profile):
 
 
 def _emit(text: str, output: str | None) -> None:
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as e:
-            from .types import PredictorError
+    from .output import emit
 
-            raise PredictorError(f"cannot write {output}: {e.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    emit(text, output)  # atomically, control characters removed; stdout errors are one line
 
 
 def _check_plot(path: str | None) -> None:
@@ -273,6 +297,9 @@ def _validate(args: argparse.Namespace) -> int:
     with working(f"validating {args.model}", enabled=not args.quiet):
         v = validate(args.model, profile, args.ncu, args.precision, args.batch,
                      calibration=_calibration_for(args, profile), shapes=dict(args.shape))
+    from .coverage import require_coverage
+
+    require_coverage(v.prediction, args.allow_partial)
     _emit(to_json(v, profile) if args.format == "json" else to_table(v, profile, top=args.top), args.output)
     from .api import ValidationResult
 
@@ -313,6 +340,10 @@ def _compare(args: argparse.Namespace) -> int:
     desc = lambda p, prof: {"model": p.model, "gpu": prof.name, "precision": p.precision, "batch": p.batch,  # noqa: E731
                             "optimize": ",".join(p.optimizations)}
     la, lb = labels(desc(pa, profile_a), desc(pb, profile_b))
+    from .coverage import require_coverage
+
+    require_coverage(pa, args.allow_partial)
+    require_coverage(pb, args.allow_partial)
     c = compare(Side(la, pa, profile_a), Side(lb, pb, profile_b))
     _emit(to_json(c) if args.format == "json" else to_table(c, top=args.top), args.output)
     from .api import Comparison, Prediction
@@ -438,22 +469,16 @@ def _predict_body(args: argparse.Namespace) -> int:
     else:
         pred = predict_file(args.model, profile, precision=args.precision, batch=args.batch, shapes=shapes,
                             calibration=calibration, strict=args.strict, optimize=args.optimize or ())
+    from .coverage import require_coverage
+
+    require_coverage(pred, args.allow_partial)
     if args.format == "json":
         text = to_json(pred, profile)
     elif args.format == "csv":
         text = to_csv(pred)
     else:
         text = to_table(pred, profile, top=args.top)
-    if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as e:
-            from .types import PredictorError
-
-            raise PredictorError(f"cannot write {args.output}: {e.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    _emit(text, args.output)
     if args.plot:
         from .plots import series_from_prediction, write_charts
 

@@ -6,7 +6,6 @@ saved per op class, and the ops whose bound changed.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -100,7 +99,9 @@ def to_json_dict(c: Comparison) -> dict[str, Any]:
 
 
 def to_json(c: Comparison) -> str:
-    return json.dumps(to_json_dict(c), indent=2) + "\n"
+    from .output import dumps_json
+
+    return dumps_json(to_json_dict(c))  # standard JSON (non-finite numbers as null), C-encoded
 
 
 def _t(t: float | None) -> str:

@@ -1,12 +1,11 @@
 """Output formats of a NetworkPrediction: terminal table, JSON (documented, stable), CSV."""
 from __future__ import annotations
 
-import csv
 import io
-import json
 
 from .machine.profile import MachineProfile
 from .types import MemLevel, NetworkPrediction, OpPrediction
+from .output import csv_writer
 
 JSON_SCHEMA_VERSION = 1
 
@@ -68,7 +67,9 @@ def to_json_dict(pred: NetworkPrediction, profile: MachineProfile) -> dict:
 
 
 def to_json(pred: NetworkPrediction, profile: MachineProfile) -> str:
-    return json.dumps(to_json_dict(pred, profile), indent=2) + "\n"
+    from .output import dumps_json
+
+    return dumps_json(to_json_dict(pred, profile))  # standard JSON (non-finite numbers as null), C-encoded
 
 
 CSV_COLUMNS = ("name", "op_type", "flops", "bytes_L1", "bytes_L2", "bytes_HBM", "kernels", "time_s", "bound",
@@ -81,7 +82,7 @@ def to_csv(pred: NetworkPrediction) -> str:
 
         return train_csv(pred)
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv_writer(buf)  # csv quoting, formula prefixes neutralised, control characters removed
     w.writerow(CSV_COLUMNS)
     for o in pred.ops:
         b = o.cost.bytes

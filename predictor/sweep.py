@@ -17,14 +17,13 @@ A/B speedup); ``throughput_per_s`` is batch / time (samples per second). Everyth
 """
 from __future__ import annotations
 
-import csv
 import io
-import json
 import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from .types import Bound, NetworkPrediction, PredictorError, frozen_map
+from .output import csv_writer
 
 JSON_SCHEMA_VERSION = 1
 BOUNDS = tuple(b.value for b in Bound)  # compute, L1, L2, HBM, latency: the bound-mix order
@@ -201,7 +200,9 @@ def to_json_dict(s: Sweep) -> dict[str, Any]:
 
 
 def to_json(s: Sweep) -> str:
-    return json.dumps(to_json_dict(s), indent=2) + "\n"
+    from .output import dumps_json
+
+    return dumps_json(to_json_dict(s))  # standard JSON (non-finite numbers as null), C-encoded
 
 
 CSV_COLUMNS = ("gpu", "precision", "batch", "total_time_s", "eager_time_s", "throughput_per_s", "speedup") + \
@@ -214,7 +215,7 @@ def _g(x: float | None) -> str:
 
 def to_csv(s: Sweep) -> str:
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv_writer(buf)  # csv quoting, formula prefixes neutralised, control characters removed
     w.writerow(CSV_COLUMNS)
     for r in s.rows:
         w.writerow([r.gpu, r.precision, "" if r.batch is None else r.batch, _g(r.total_time_s), _g(r.eager_time_s),

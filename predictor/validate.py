@@ -1,8 +1,9 @@
 """``predict validate``: predicted vs measured (Nsight Compute samples) per op and per network.
 
-The ncu CSV is parsed by `calibration.ncu.parse` and its kernels are given to ONNX nodes by
-`calibration.ncu.kernels.map_kernels` (innermost module NVTX range, op class, call order; node scopes
-from the loader), as `calibration.ncu.report` does. Per node, the measured op is the sum of its kernels:
+The ncu CSV is parsed by `predictor.measure.ncu.parse` and its kernels are given to ONNX nodes by
+`predictor.measure.ncu.kernels.map_kernels` (innermost module NVTX range, op class, call order; node scopes
+from the loader), as the lab's `calibration.ncu.report` does. A CSV none of whose kernels can be given to a
+node (another network, another precision's kernel names) is an error, not a comparison. Per node, the measured op is the sum of its kernels:
 time (``gpu__time_duration``), FLOPs (tensor-pipe and CUDA-core counts), bytes at L1 (l1tex), L2 (lts)
 and HBM (dram read + write). The measured bound is the ceiling whose ideal time is largest at the
 measured counters. The measured network is every kernel, including those no node owns (layout transforms,
@@ -11,7 +12,6 @@ inter-kernel gaps), so they are not a CUDA-graph replay; predicted times are.
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from dataclasses import dataclass
@@ -88,8 +88,7 @@ def read_ncu(path: str) -> list:
     """Kernel samples of an ncu CSV; a missing or malformed file is a one-line PredictorError."""
     import os
 
-    from calibration.ncu.parse import NcuParseError
-    from calibration.ncu.report import read_samples
+    from .measure.ncu.parse import NcuParseError, read_samples
 
     if not os.path.isfile(path):
         raise PredictorError(f"no such ncu CSV: {path}")
@@ -108,7 +107,7 @@ def read_ncu(path: str) -> list:
 
 def validate(model: str, profile: MachineProfile, ncu_csv: str, precision: str, batch: int | None,
              calibration=None, shapes=None) -> Validation:
-    from calibration.ncu.kernels import graph_nodes, map_kernels
+    from .measure.ncu.kernels import graph_nodes, map_kernels
 
     from .graph.loader import load
     from .predict import _batch_of, predict_graph
@@ -120,6 +119,10 @@ def validate(model: str, profile: MachineProfile, ncu_csv: str, precision: str, 
     gnodes = graph_nodes([n.name for n in graph.nodes], {n.name: n.scope for n in graph.nodes},
                          {n.name: n.op_type for n in graph.nodes})
     mapping = map_kernels(samples, gnodes)
+    if mapping.summary.attributed == 0:
+        raise PredictorError(f"none of the {len(samples)} kernels of {ncu_csv} can be given to a node of {model} "
+                             "(no NVTX module range or kernel class matches): a CSV of another network, or "
+                             "measured without the NVTX ranges of calibration/ncu/collect.py")
     pred_by = {o.name: o for o in predicted.ops}
     rows, meas_ops = [], []
     for n in graph.nodes:
@@ -206,7 +209,9 @@ def to_json_dict(v: Validation, profile: MachineProfile) -> dict[str, Any]:
 
 
 def to_json(v: Validation, profile: MachineProfile) -> str:
-    return json.dumps(to_json_dict(v, profile), indent=2) + "\n"
+    from .output import dumps_json
+
+    return dumps_json(to_json_dict(v, profile))  # standard JSON (non-finite numbers as null), C-encoded
 
 
 def _pct(e: float | None) -> str:

@@ -104,9 +104,9 @@ def test_version(capsys):
     assert capsys.readouterr().out.strip() == f"predict {predictor.__version__}"
 
 
-def test_calibrate_help_exits_zero(capsys):
+def test_calibrate_help_exits_zero(capfd):
     assert main(["calibrate", "--help"]) == 0
-    assert "usage: predict calibrate" in capsys.readouterr().out
+    assert "usage: predict calibrate" in capfd.readouterr().out
     assert main(["calibrate"]) == 2                                   # no subcommand: a usage error
 
 

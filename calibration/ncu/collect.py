@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .metrics import CHIPS, Metric, check_table, metric_names, table
+from predictor.measure.ncu.metrics import CHIPS, Metric, check_table, metric_names, table
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NCU_FALLBACK_PATHS = ("/opt/nvidia/nsight-compute/2025.3.1/ncu",)
@@ -300,7 +300,7 @@ def _results_from_stdout(csv_path: Path, stdout_path: Path) -> None:
 
 def run_case(case: Case, out_dir: Path, opts: Options, metrics: Sequence[str], timeout_s: float) -> CaseResult:
     """Profile one case under its own ncu process; never raises for a failed case."""
-    from .parse import NcuParseError, parse_file, total_time_s
+    from predictor.measure.ncu.parse import NcuParseError, parse_file, total_time_s
 
     csv_path = out_dir / f"{case.name}.csv"
     meta_path = out_dir / f"{case.name}.meta.json"
@@ -506,7 +506,7 @@ def run_train_worker(network: str, precision: str, batch: int, warmup: int, meta
     from calibration.networks.timing import prepare_module
     from calibration.training.measure import PRECISION_MODES, Trainer, _NoClock
 
-    from .nvtx import ScopeTracker
+    from predictor.measure.ncu.nvtx import ScopeTracker
 
     t0 = time.monotonic()
     mode = PRECISION_MODES[precision]
@@ -540,7 +540,7 @@ def run_worker(network: str, precision: str, batch: int, warmup: int, aten_range
     """Build, warm up, then one profiled forward with NVTX ranges; writes the worker meta JSON."""
     import torch
 
-    from .nvtx import ScopeTracker
+    from predictor.measure.ncu.nvtx import ScopeTracker
 
     t0 = time.monotonic()
     module, inputs, meta = build_network(network, batch, precision)

@@ -53,10 +53,11 @@ from predictor.machine.profile import load_profile
 from predictor.precision import policy as get_policy
 from predictor.types import MemLevel, Unit
 
-from .kernels import classify, graph_nodes, map_kernels
-from .nvtx import innermost_module
-from .metrics import TABLES
-from .parse import IDENTITY_COLUMNS, TIME_METRIC_COLUMN, KernelSample, parse_csv
+from predictor.measure.ncu.kernels import classify, graph_nodes, map_kernels
+from predictor.measure.ncu.nvtx import innermost_module
+from predictor.measure.ncu.metrics import TABLES
+from predictor.measure.ncu.parse import IDENTITY_COLUMNS, TIME_METRIC_COLUMN, KernelSample, parse_csv  # noqa: F401
+from predictor.measure.ncu.parse import read_samples as _read_samples
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO / "calibration" / "data" / "h200" / "ncu"
@@ -100,34 +101,9 @@ def discover(data_dir: Path, onnx_dir: Path) -> list[Case]:
 
 # ----------------------------------------------------------------------------- reading
 def read_samples(path: Path) -> list[KernelSample]:
-    """`parse.parse_csv` on the file with only the columns the report uses (identity, NVTX, the
-    metrics of the known tables): ncu's raw page also carries ~300 device attributes per kernel,
-    which would make parsing the eight samples take seconds."""
-    import csv
-    import io
-
-    keep_metrics = {TIME_METRIC_COLUMN} | {n for t in TABLES.values() for n in t.values()}
-    lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-    out, cols = [], None
-    for line in lines:
-        if cols is None:
-            s = line.lstrip()
-            if s.startswith('"ID"') or s.startswith("ID,"):
-                header = next(csv.reader([line]))
-                cols = [i for i, c in enumerate(header) if c in IDENTITY_COLUMNS or c in keep_metrics
-                        or "Push/Pop_Range" in c]
-            else:
-                out.append(line)
-                continue
-        if not line.strip() or line.lstrip().startswith("=="):
-            out.append(line)
-            continue
-        cells = next(csv.reader([line]))
-        buf = io.StringIO()
-        csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="").writerow(
-            [cells[i] if i < len(cells) else "" for i in cols])
-        out.append(buf.getvalue())
-    return parse_csv("\n".join(out), source=str(path))
+    """The one ncu reader of the shipped tool (`predictor.measure.ncu.parse.read_samples`): only the
+    columns the report uses (identity, NVTX, the metrics of the known tables)."""
+    return _read_samples(path)
 
 
 # ----------------------------------------------------------------------------- totals

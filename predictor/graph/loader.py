@@ -165,14 +165,23 @@ def load_model_proto(model: onnx.ModelProto, batch: int | None = None,
 
 def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[int, ...]] | None,
           path: str) -> Graph:
+    if len(model.graph.sparse_initializer):
+        _dense_stubs(model)
     if model.functions:
         model = _inline(model)
     opset = opset_of(model)
     if opset and not 7 <= opset <= 30:
         raise PredictorError(f"unsupported default-domain opset {opset}")
+    _check_opset_known(opset)
     init_names = {t.name for t in model.graph.initializer}
+    from .validation import check_declarations
+
+    check_declarations(model)  # duplicate initializers, inputs and outputs, conflicting shadowing inputs
     bindings = _bind_inputs(model, batch, dict(shapes or {}), init_names)
     raw = _check_graph(model, init_names)
+    from .validation import check_subgraphs
+
+    check_subgraphs(raw)  # cycles inside If/Loop/Scan bodies
     static = _static_tensors(raw, init_names)
     consts = _initial_consts(model)
     _drop_weight_data(model)
@@ -219,10 +228,79 @@ def _inline(model: onnx.ModelProto) -> onnx.ModelProto:
         from onnx import inliner
     except ImportError as e:  # onnx < 1.16
         raise PredictorError("this model nests ONNX functions; inlining them needs onnx >= 1.16") from e
+    _check_inlined_size(model)
     try:
         return inliner.inline_local_functions(model)
     except Exception as e:
         raise PredictorError(f"cannot inline the model's local functions: {_one_line(e)}") from None
+
+
+MAX_INLINED_NODES = 1_000_000  # a graph whose local functions expand to more nodes is refused
+
+
+def _check_inlined_size(model: onnx.ModelProto) -> None:
+    """Refuse to inline when the local functions expand to more than MAX_INLINED_NODES nodes (functions
+    calling each other twice, 40 levels deep, make 2**40 from a 4 KB file) or call themselves."""
+    funcs = {(f.domain, f.name, getattr(f, "overload", "")): f for f in model.functions}
+    size: dict = {}
+    visiting: set = set()
+
+    def nodes_size(nodes) -> int:
+        total = 0
+        for n in nodes:
+            key = (n.domain, n.op_type, getattr(n, "overload", ""))
+            total += fn_size(key) if key in funcs else 1
+            for a in n.attribute:  # If/Loop/Scan bodies may call functions too
+                if a.HasField("g"):
+                    total += nodes_size(a.g.node)
+                for sub in a.graphs:
+                    total += nodes_size(sub.node)
+            if total > MAX_INLINED_NODES:
+                break
+        return total
+
+    def fn_size(key) -> int:
+        if key in size:
+            return size[key]
+        if key in visiting:
+            raise PredictorError(f"local function '{key[1]}' calls itself (directly or through others): "
+                                 "it cannot be inlined")
+        visiting.add(key)
+        size[key] = nodes_size(funcs[key].node)
+        visiting.discard(key)
+        return size[key]
+
+    total = nodes_size(model.graph.node)
+    if total > MAX_INLINED_NODES:
+        raise PredictorError(f"the model's local functions expand to more than {MAX_INLINED_NODES:,} nodes when "
+                             "inlined (functions calling each other many times over): refused")
+
+
+_OPSET_KNOWN_WITHOUT_ONNX = 23  # every onnx release this tool supports knows opsets up to here
+
+
+def _check_opset_known(opset: int) -> None:
+    """An opset newer than the installed onnx knows is refused, as ``onnx.checker`` does (the onnx package is
+    imported only for an opset above 23)."""
+    if opset <= _OPSET_KNOWN_WITHOUT_ONNX:
+        return
+    import onnx
+    from onnx.defs import onnx_opset_version
+
+    if opset > onnx_opset_version():
+        raise PredictorError(f"default-domain opset {opset} is newer than the installed onnx {onnx.__version__} "
+                             f"knows (up to {onnx_opset_version()}), as onnx.checker reports: unknown opset")
+
+
+def _dense_stubs(model: onnx.ModelProto) -> None:
+    """Sparse initializers as the dense tensors a runtime makes of them (ONNX Runtime densifies them on
+    load), without values: name, dims and the values' type."""
+    g = model.graph
+    for sp in g.sparse_initializer:
+        t = g.initializer.add()
+        t.name, t.data_type, t.data_location = sp.values.name, sp.values.data_type, _EXTERNAL
+        t.dims.extend(sp.dims)
+    g.ClearField("sparse_initializer")
 
 
 def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]:
@@ -233,6 +311,7 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
             raise PredictorError(
                 f"--shape names unknown input '{name}' (inputs: {', '.join(sorted(names)) or 'none'})")
     bound: dict[str, tuple[int, ...]] = {}
+    batch_bound = False  # whether --batch bound any symbolic leading dimension
     for inp in graph_inputs:
         tt = inp.type.tensor_type
         if not inp.type.HasField("tensor_type") or not tt.HasField("shape"):
@@ -246,6 +325,15 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
             if len(dims) != len(tt.shape.dim):
                 raise PredictorError(
                     f"--shape {inp.name} gives {len(dims)} dims but the input has {len(tt.shape.dim)}")
+            for d in dims:
+                if d <= 0 or d > MAX_DIM:
+                    raise PredictorError(f"input '{inp.name}': dimension {d} out of range (1..2**40)")
+            for k, (given, d) in enumerate(zip(dims, tt.shape.dim)):
+                if d.HasField("dim_value") and d.dim_value > 0 and given != d.dim_value:
+                    raise PredictorError(
+                        f"--shape {inp.name}={','.join(map(str, dims))} contradicts the model: dimension {k} of input "
+                        f"'{inp.name}' is fixed at {d.dim_value} (exported with static shapes: re-export with this "
+                        "axis dynamic)")
         else:
             dims = []
             for k, d in enumerate(tt.shape.dim):
@@ -258,6 +346,7 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
                         f"bind it with --shape {inp.name}=D1,D2,...")
                 elif k == 0:
                     dims.append(1 if batch is None else batch)
+                    batch_bound = True
                 else:
                     sym = d.dim_param or "?"
                     raise PredictorError(
@@ -273,6 +362,13 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
         for d in dims:
             tt.shape.dim.add().dim_value = int(d)
         bound[inp.name] = tuple(int(d) for d in dims)
+    if batch is not None and not batch_bound:
+        fixed = [(n, d[0]) for n, d in bound.items() if n not in shapes and d and d[0] != batch]
+        if fixed:
+            name, d0 = fixed[0]
+            raise PredictorError(f"--batch {batch} contradicts the model: no input has a symbolic leading dimension "
+                                 f"and dimension 0 of input '{name}' is fixed at {d0} (exported with static shapes: "
+                                 f"re-export with a dynamic batch axis, or give --shape)")
     # value_info and outputs may carry stale symbolic dims from the exporter: let inference redo them
     del model.graph.value_info[:]
     for o in model.graph.output:
@@ -374,9 +470,10 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
 def _collect_infos(model: onnx.ModelProto) -> dict[str, TensorInfo]:
     infos: dict[str, TensorInfo] = {}
     g = model.graph
-    for vis in (g.input, g.value_info, g.output):
+    for vis in (g.output, g.value_info, g.input):  # inputs last: an input also listed as an output keeps its shape
         for vi in vis:
-            infos[vi.name] = _info_from_value_info(vi)
+            if vi.name not in infos or infos[vi.name].shape is None:
+                infos[vi.name] = _info_from_value_info(vi)
     for t in g.initializer:
         infos[t.name] = TensorInfo(t.name, dtype_name(t.data_type), tuple(int(d) for d in t.dims))
     return infos

@@ -2,22 +2,43 @@
 
 A file of up to ``DIRECT_READ_BYTES`` is returned whole (the loader parses it and forgets the values of
 its big initializers: reading a few megabytes costs less than scanning them). A bigger file is read
-through a small window that seeks past what it skips; top-level ModelProto fields and GraphProto fields are copied as they are,
-except the values (raw_data, float_data, ...) of initializers larger than ``keep_elems`` elements, which
-are skipped by their length prefix: their pages are never touched, so a model with gigabytes of weights
-inside the file costs only its graph structure in time and memory. The result is a ModelProto whose big
-initializers keep their name, dims and type but no values. Truncated or malformed wire data raises
-``ValueError`` naming what was cut.
+through a small window that seeks past what it skips, and rewritten without its payloads, which are
+skipped by their length prefix (their pages are never touched): the values (raw_data, float_data, ...) of
+every tensor larger than ``keep_elems`` elements or ``SKIP_BYTES`` bytes wherever it sits (graph
+initializers, sparse initializers, Constant nodes and other tensor attributes, subgraphs, functions), and
+doc strings, metadata values and string attributes over ``SKIP_BYTES``. Only messages bigger than
+``SKIP_BYTES`` are opened (a small node cannot hold a payload), so a model with gigabytes inside the file
+costs its graph structure in time and memory. A stripped tensor keeps its name, dims and type and is
+marked as stored elsewhere (``data_location = EXTERNAL``), so no value is ever taken from it, even when its
+dims claim fewer elements than its data holds. Any other field over ``MAX_KEPT_FIELD_BYTES`` (a name of
+16 MiB) is refused. Truncated or malformed wire data raises ``ValueError`` naming what was cut.
 """
 from __future__ import annotations
 
 import os
 
 DIRECT_READ_BYTES = 64 << 20
-_MODEL_GRAPH = 7
-_GRAPH_INITIALIZER = 5
+SKIP_BYTES = 1 << 16  # a payload above this is skipped, a message above this is opened
+MAX_KEPT_FIELD_BYTES = 16 << 20  # a name, type or other kept field above this is refused
+MAX_DEPTH = 64
 _TENSOR_DIMS = 1
+_TENSOR_DATA_LOCATION = 14
 _TENSOR_VALUE_FIELDS = frozenset({4, 5, 6, 7, 9, 10, 11})  # float, int32, string, int64, raw, double, uint64
+_DATA_LOCATION_EXTERNAL = bytes([(_TENSOR_DATA_LOCATION << 3) | 0, 1])
+_DROP = "drop"
+# message type -> {length-delimited field number: the submessage type, or _DROP for a payload string}
+# (onnx.proto3 field numbers; "initializer" tensors are examined whatever their size)
+_SCHEMA = {
+    "model": {6: _DROP, 7: "graph", 14: "entry", 20: "training", 25: "function"},
+    "graph": {1: "node", 5: "initializer", 10: _DROP, 15: "sparse", 16: "entry"},
+    "node": {5: "attribute", 6: _DROP, 9: "entry"},
+    "attribute": {4: _DROP, 5: "tensor", 6: "graph", 9: _DROP, 10: "tensor", 11: "graph", 13: _DROP,
+                  22: "sparse", 23: "sparse"},
+    "sparse": {1: "tensor", 2: "tensor"},
+    "function": {7: "node", 8: _DROP, 11: "attribute", 14: "entry"},
+    "training": {1: "graph", 2: "graph"},
+    "entry": {2: _DROP},
+}
 
 
 class _Window:
@@ -120,44 +141,65 @@ def _numel(buf, start: int, end: int) -> int:
     return n if seen else 1
 
 
+def _ld(field: int, payload: bytes) -> bytes:
+    return _encode_varint((field << 3) | 2) + _encode_varint(len(payload)) + payload
+
+
 def _strip_tensor(buf, start: int, end: int, keep_elems: int) -> bytes:
-    if _numel(buf, start, end) <= keep_elems:
+    """A TensorProto as it is, or without its values (and marked as stored elsewhere: no value is ever
+    taken from it) when it has more than ``keep_elems`` elements or more than ``SKIP_BYTES`` of bytes (dims
+    that say [] or [1] over a gigabyte of raw_data)."""
+    if end - start <= SKIP_BYTES and _numel(buf, start, end) <= keep_elems:
         return bytes(buf[start:end])
     out = bytearray()
     for field, _, fs, _, ve in _fields(buf, start, end):
-        if field not in _TENSOR_VALUE_FIELDS:
+        if field not in _TENSOR_VALUE_FIELDS and field != _TENSOR_DATA_LOCATION:
+            if ve - fs > MAX_KEPT_FIELD_BYTES:
+                raise ValueError(f"a tensor's field {field} holds {ve - fs} bytes (a name or note that large is "
+                                 "not a model)")
             out += buf[fs:ve]
+    out += _DATA_LOCATION_EXTERNAL
     return bytes(out)
 
 
-def _strip_graph(buf, start: int, end: int, keep_elems: int) -> bytes:
+def _strip(kind: str, buf, start: int, end: int, keep_elems: int, depth: int = 0) -> bytes:
+    """The message of type ``kind`` in ``buf[start:end]`` with its payloads left out (see the module
+    docstring): a submessage is rewritten only when it is bigger than SKIP_BYTES (or an initializer), so a
+    graph of small nodes costs one pass over its top-level fields."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"messages nested deeper than {MAX_DEPTH} levels")
+    schema = _SCHEMA[kind]
     out = bytearray()
     run = start  # start of the current run of fields copied as they are
     for field, wire, fs, vs, ve in _fields(buf, start, end):
-        if field == _GRAPH_INITIALIZER and wire == 2:
-            if run < fs:
-                out += buf[run:fs]
-            t = _strip_tensor(buf, vs, ve, keep_elems)
-            out += _encode_varint((field << 3) | 2) + _encode_varint(len(t)) + t
-            run = ve
+        if wire != 2:
+            continue
+        sub = schema.get(field)
+        big = ve - vs > SKIP_BYTES
+        if sub is None or not (big or sub == "initializer"):
+            if big and ve - vs > MAX_KEPT_FIELD_BYTES:
+                raise ValueError(f"field {field} of a {kind} message holds {ve - vs} bytes (a name or "
+                                 "string that large is not a model)")
+            continue
+        if run < fs:
+            out += buf[run:fs]
+        run = ve
+        if sub is _DROP:
+            continue  # a doc string, a metadata value, a string attribute: not needed to cost the graph
+        if sub in ("tensor", "initializer"):
+            out += _ld(field, _strip_tensor(buf, vs, ve, keep_elems))
+        else:
+            out += _ld(field, _strip(sub, buf, vs, ve, keep_elems, depth + 1))
     if run < end:
         out += buf[run:end]
     return bytes(out)
 
 
 def read_model_bytes(path: str, keep_elems: int) -> bytes:
-    """Serialized ModelProto of ``path``, with the values of large initializers left out when the file is
-    bigger than ``DIRECT_READ_BYTES``."""
+    """Serialized ModelProto of ``path``, with its payloads left out when the file is bigger than
+    ``DIRECT_READ_BYTES``."""
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size <= DIRECT_READ_BYTES:
             return f.read()
-        buf = _Window(f, size)
-        out = bytearray()
-        for field, wire, fs, vs, ve in _fields(buf, 0, len(buf)):
-            if field == _MODEL_GRAPH and wire == 2:
-                g = _strip_graph(buf, vs, ve, keep_elems)
-                out += _encode_varint((field << 3) | 2) + _encode_varint(len(g)) + g
-            else:
-                out += buf[fs:ve]
-        return bytes(out)
+        return _strip("model", _Window(f, size), 0, size, keep_elems)

@@ -9,6 +9,8 @@ profiler ranges per module) can be matched to nodes. Graphs not exported from Py
 from __future__ import annotations
 
 import ast
+import re
+from functools import lru_cache
 
 NAME_SCOPES_KEY = "pkg.torch.onnx.name_scopes"
 
@@ -37,8 +39,20 @@ def scope_from_name(node_name: str) -> str:
     return qualify(parts)
 
 
+_QUOTED = re.compile(r"'([^'\\]*)'")
+
+
+@lru_cache(maxsize=8192)
 def scope_from_metadata(value: str) -> str:
-    """The dynamo exporter's name_scopes metadata (a Python-literal list of names) -> dotted path."""
+    """The dynamo exporter's name_scopes metadata (a Python-literal list of names) -> dotted path.
+
+    Nodes of one module share the string (cached). The common form, ``['', 'encoder', 'layer.0']``, is read
+    with a regular expression when writing its items back gives the same text (so the result is
+    ``ast.literal_eval``'s); anything else goes through ``ast.literal_eval`` (~0.2 ms a call)."""
+    if value.startswith("[") and value.endswith("]"):
+        items = _QUOTED.findall(value)
+        if "[" + ", ".join(f"'{i}'" for i in items) + "]" == value:
+            return qualify(items)
     try:
         items = ast.literal_eval(value)
     except (ValueError, SyntaxError, MemoryError, RecursionError):

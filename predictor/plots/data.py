@@ -214,7 +214,7 @@ def _bounds(values: Iterable[float], pad: float = 2.0) -> tuple[float, float]:
         return (1.0, 10.0)
     lo, hi = min(vals) / pad, max(vals) * pad
     # whole decades: readable ticks
-    return (10 ** math.floor(math.log10(lo)), 10 ** math.ceil(math.log10(hi)))
+    return (10.0 ** math.floor(math.log10(lo)), 10.0 ** math.ceil(math.log10(hi)))  # floats: an int above 2**63 is no axis limit
 
 
 def place_labels(positions: Sequence[tuple[float, float]], xlim: tuple[float, float], ylim: tuple[float, float],

@@ -4,8 +4,7 @@ Every coordinate comes from the frozen `SweepChart`; matplotlib is imported only
 """
 from __future__ import annotations
 
-from ..types import PredictorError
-from .draw import _plt, check_plot_path
+from .draw import _plt, check_plot_path, plain_log_ticks
 from .sweep import SweepChart
 
 
@@ -20,6 +19,7 @@ def draw_sweep(chart: SweepChart, path: str | None = None):
                                    (axr, "throughput_per_s", "throughput (samples / s)", chart.throughput_ylim)):
         ax.set_xscale("log")
         ax.set_yscale("log")
+        plain_log_ticks(ax)
         ax.set_xlim(*chart.xlim)
         ax.set_ylim(*ylim)
         ax.set_xlabel("batch size")
@@ -50,9 +50,17 @@ def draw_sweep(chart: SweepChart, path: str | None = None):
 
 
 def save_sweep_chart(chart: SweepChart, path: str) -> str:
+    from ..output import write_file
+    from ..types import PredictorError
+    from . import MAX_CHART_VALUE
+
     check_plot_path(path)
-    try:
-        draw_sweep(chart, path)
-    except OSError as e:
-        raise PredictorError(f"cannot write {path}: {e.strerror or e}") from None
+    for ln in chart.lines:
+        for pt in ln.points:
+            for what, v in (("time", pt.time_s), ("throughput", pt.throughput_per_s)):
+                if not (0.0 <= float(v) <= MAX_CHART_VALUE):  # NaN fails both
+                    raise PredictorError(f"cannot chart {ln.label} batch {pt.batch}: {what} is {float(v):.3g}, out of "
+                                         f"the range a chart can show (0..{MAX_CHART_VALUE:.0e}): the model's sizes "
+                                         "overflow")
+    write_file(path, lambda tmp: draw_sweep(chart, tmp))  # atomically (with the report, in the CLI)
     return path

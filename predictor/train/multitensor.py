@@ -19,6 +19,9 @@ MAX_TENSORS_SCALAR_LIST = (96, 64, 48, 36, 30)
 
 
 def launches(numels: Iterable[int], depth: int, scalar_list: bool = False) -> int:
+    """Launches of ``multi_tensor_apply`` over tensors of ``numels`` elements: the loop of
+    MultiTensorApply.cuh in closed form per tensor (whole block tables of one tensor counted by division), so a
+    tensor of 2**80 elements costs what a small one does."""
     sizes = [int(n) for n in numels if n > 0]
     if not sizes:
         return 0
@@ -28,19 +31,26 @@ def launches(numels: Iterable[int], depth: int, scalar_list: bool = False) -> in
     last = len(sizes) - 1
     for t, numel in enumerate(sizes):
         loc_tensor += 1
-        chunks = math.ceil(numel / CHUNK)
-        c = 0
-        while c < chunks:
-            # blocks this launch can still take from this tensor
-            room = MAX_BLOCKS - loc_block
-            take = min(room, chunks - c)
-            c += take
-            loc_block += take
-            end_of_tensor = c == chunks
-            tensors_full = loc_tensor == max_tensors and end_of_tensor
-            blocks_full = loc_block == MAX_BLOCKS
-            if tensors_full or blocks_full or (t == last and end_of_tensor):
-                n_launch += 1
-                loc_block = 0
-                loc_tensor = 0 if end_of_tensor else 1
+        rem = -(-numel // CHUNK)  # chunks of this tensor
+        # the first take fills what the open launch has room for
+        take = min(MAX_BLOCKS - loc_block, rem)
+        rem -= take
+        loc_block += take
+        if (loc_tensor == max_tensors and rem == 0) or loc_block == MAX_BLOCKS or (t == last and rem == 0):
+            n_launch += 1
+            loc_block = 0
+            loc_tensor = 0 if rem == 0 else 1
+        if rem == 0:
+            continue
+        # the launch just fired on a full block table (take == room): whole tables of this tensor follow
+        full, rest = divmod(rem, MAX_BLOCKS)
+        n_launch += full
+        if rest == 0:
+            loc_tensor = 0  # the last full table ended the tensor
+            continue
+        loc_block = rest  # the tensor's tail opens the next launch, carried over (loc_tensor stays 1)
+        if loc_tensor == max_tensors or t == last:
+            n_launch += 1
+            loc_block = 0
+            loc_tensor = 0
     return n_launch

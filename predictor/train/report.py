@@ -8,13 +8,13 @@ max_batch, step_start_bytes, after_backward_bytes}; ``optimizer`` {name, impl}; 
 """
 from __future__ import annotations
 
-import csv
 import io
 
 from ..machine.profile import MachineProfile
 from ..types import MemLevel
 from .kernel import PHASES
 from .result import TrainingPrediction
+from ..output import csv_writer
 
 
 def phases_json(pred: TrainingPrediction) -> dict:
@@ -116,7 +116,7 @@ def to_csv(pred: TrainingPrediction) -> str:
     from ..report import CSV_COLUMNS
 
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv_writer(buf)  # csv quoting, formula prefixes neutralised, control characters removed
     w.writerow(CSV_COLUMNS + ("phase",))
     for o, ph in zip(pred.ops, pred.op_phases):
         b = o.cost.bytes

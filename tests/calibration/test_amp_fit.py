@@ -21,7 +21,7 @@ def test_norm_amp_is_reproducible_from_the_autocast_kernel_tables(cal):
     assert set(fitted) == {"fp16", "bf16", "*"}
     for p, v in fitted.items():
         for k in ("t0_s", "eff_memory", "row_s", "block_s"):
-            assert v[k] == pytest.approx(getattr(cal.params("norm_amp", p), k), rel=1e-6)
+            assert v[k] == pytest.approx(getattr(cal.params("norm_amp", p), k), rel=1e-3)
     assert 1e-8 < fitted["fp16"]["block_s"] < 1e-6
 
 
@@ -34,5 +34,5 @@ def test_elementwise_mixed_is_reproducible_from_bert_residual_adds(cal):
     fitted = fit_elementwise_mixed(doc, log=lambda *_: None)
     assert set(fitted) == {"fp32", "*"}
     for k in ("t0_s", "eff_memory"):
-        assert fitted["fp32"][k] == pytest.approx(getattr(cal.params("elementwise_mixed", "fp32"), k), rel=1e-6)
+        assert fitted["fp32"][k] == pytest.approx(getattr(cal.params("elementwise_mixed", "fp32"), k), rel=1e-3)
     assert fitted["fp32"]["t0_s"] > 2 * cal.params("elementwise", "fp32").t0_s

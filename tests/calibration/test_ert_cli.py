@@ -5,8 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from calibration.ert import cli
-from calibration.ert.synthetic import synthetic_raw
+from predictor.measure.ert import cli
+from predictor.measure.ert.synthetic import synthetic_raw
 
 
 def test_missing_cupy_is_one_error_line_and_exit_2(monkeypatch, capsys, tmp_path):
@@ -81,8 +81,8 @@ def test_from_raw_writes_charts(tmp_path):
 def test_module_imports_nothing_heavy():
     import subprocess
 
-    code = ("import sys, calibration.ert, calibration.ert.cli, calibration.ert.sweep, "
-            "calibration.ert.gemm, calibration.ert.run; "
+    code = ("import sys, predictor.measure.ert, predictor.measure.ert.cli, predictor.measure.ert.sweep, "
+            "predictor.measure.ert.gemm, predictor.measure.ert.run; "
             "print(sorted(m for m in ('cupy', 'matplotlib', 'torch') if m in sys.modules))")
     from pathlib import Path
 

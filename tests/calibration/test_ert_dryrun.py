@@ -201,17 +201,17 @@ def fake_gpu(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy_backends.cuda.libs", libs)
     monkeypatch.setitem(sys.modules, "cupy_backends.cuda.libs.cublas", cublas)
     monkeypatch.setitem(sys.modules, "torch", None)  # fp8 path: recorded as not measured
-    from calibration.ert import sweep
+    from predictor.measure.ert import sweep
 
     sweep._module.cache_clear()
-    monkeypatch.setattr("calibration.ert.run.read_clocks",
+    monkeypatch.setattr("predictor.measure.ert.run.read_clocks",
                         lambda pci=None: {"driver_version": "580.0", "pci": pci})
     return SimpleNamespace(launches=launches, gemm_calls=gemm_calls)
 
 
 def test_quick_characterisation_dry_run(fake_gpu):
-    from calibration.ert.profile_writer import H200_DATASHEET, build_profile
-    from calibration.ert.run import QUICK, characterise
+    from predictor.measure.ert.profile_writer import H200_DATASHEET, build_profile
+    from predictor.measure.ert.run import QUICK, characterise
 
     lines, checkpoints = [], []
     raw = characterise(QUICK, command="python -m calibration.ert --quick", progress=lines.append,
@@ -244,8 +244,8 @@ def test_quick_characterisation_dry_run(fake_gpu):
 
 
 def test_one_failing_stage_does_not_stop_the_run(fake_gpu, monkeypatch):
-    from calibration.ert import sweep
-    from calibration.ert.run import QUICK, characterise
+    from predictor.measure.ert import sweep
+    from predictor.measure.ert.run import QUICK, characterise
 
     def boom(*a, **k):
         raise RuntimeError("CUDARuntimeError: simulated")
@@ -260,7 +260,7 @@ def test_one_failing_stage_does_not_stop_the_run(fake_gpu, monkeypatch):
 
 def test_cli_full_run_writes_everything(fake_gpu, tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    from calibration.ert import cli
+    from predictor.measure.ert import cli
 
     out = tmp_path / "h200.json"
     assert cli.main(["--out", str(out), "--quick", "--no-charts"]) == 0
@@ -272,7 +272,7 @@ def test_cli_full_run_writes_everything(fake_gpu, tmp_path, capsys):
 @pytest.mark.parametrize("variant", ["rmw", "copy", "read"])
 @pytest.mark.parametrize("dtype", ["fp32", "fp32x4"])
 def test_every_bandwidth_kernel_dry_run(fake_gpu, variant, dtype):
-    from calibration.ert.sweep import bandwidth_sweep
+    from predictor.measure.ert.sweep import bandwidth_sweep
 
     rec = bandwidth_sweep(variant, dtype, max_bytes=1 << 20, growth=2.0, min_time_s=1e-4,
                           repeats=2)

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from calibration.ert.profile_writer import build_profile
-from calibration.ert.summary import summarise
+from predictor.measure.ert.profile_writer import build_profile
+from predictor.measure.ert.summary import summarise
 from predictor.machine.profile import load_profile, parse_profile
 
 RAW = Path(__file__).resolve().parents[2] / "calibration" / "data" / "h200" / "ert" / "h200_ert_raw.json"

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from calibration.ert import kernels as K
+from predictor.measure.ert import kernels as K
 
 
 @pytest.mark.parametrize("precision, op, nominal, chains, rounds, exact", [

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from calibration.ert.plateaus import Plateau, detect_plateaus, name_levels, staircase
-from calibration.ert.synthetic import staircase_curve
+from predictor.measure.ert.plateaus import Plateau, detect_plateaus, name_levels, staircase
+from predictor.measure.ert.synthetic import staircase_curve
 
 T = 1e12
 

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from calibration.ert.profile_writer import (H200_DATASHEET, PRECISIONS, arch_name, build_profile,
+from predictor.measure.ert.profile_writer import (H200_DATASHEET, PRECISIONS, arch_name, build_profile,
                                             datasheet_from_profile, output_paths, write_profile)
-from calibration.ert.summary import summarise
-from calibration.ert.synthetic import SYNTHETIC_LEVELS_BPS, synthetic_raw
+from predictor.measure.ert.summary import summarise
+from predictor.measure.ert.synthetic import SYNTHETIC_LEVELS_BPS, synthetic_raw
 
 SRC = "ert-2026-01-01"
 

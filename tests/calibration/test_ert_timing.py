@@ -3,7 +3,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from calibration.ert.timing import (MAX_TRIALS, Timing, geometric_counts, grid_for, next_trials,
+from predictor.measure.ert.timing import (MAX_TRIALS, Timing, geometric_counts, grid_for, next_trials,
                                     time_trials)
 
 

@@ -36,12 +36,12 @@ def test_bundled_micro_classes_are_reproducible():
     assert {"grouped", "gemm_unaligned"} <= set(params) <= {mc.name for mc in MICRO_CLASSES}
     assert {"Conv:grouped", "Conv:grouped_batched", "MatMul:unaligned"} <= set(hidden)
     if overlap is not None:
-        assert overlap == pytest.approx(cal.rnn_overlap, rel=1e-9)
+        assert overlap == pytest.approx(cal.rnn_overlap, rel=1e-3)
     for cls, by_p in params.items():
         assert set(by_p) == {"fp32", "tf32", "fp16", "bf16", "*"}
         for p in ("fp32", "tf32", "fp16", "bf16"):
             for k in ("t0_s", "eff_compute", "eff_memory"):
-                assert by_p[p][k] == pytest.approx(getattr(cal.classes[cls][p], k), rel=1e-6)
+                assert by_p[p][k] == pytest.approx(getattr(cal.classes[cls][p], k), rel=1e-3)
     for key, by_p in hidden.items():
         for p, n in by_p.items():
             if isinstance(n, dict):  # a per-group entry

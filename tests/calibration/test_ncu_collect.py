@@ -10,7 +10,7 @@ import pytest
 
 from calibration.ncu import collect
 from calibration.ncu.collect import Case, Options
-from calibration.ncu.nvtx import ModuleRange, ScopeTracker, innermost_module, parse_module_range, unqualified_name
+from predictor.measure.ncu.nvtx import ModuleRange, ScopeTracker, innermost_module, parse_module_range, unqualified_name
 
 
 def test_ncu_command_exact():

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import pytest
 from onnx import helper
 
-from calibration.ncu.kernels import (KernelCategory as C, classify, graph_nodes, main, map_kernels,
+from predictor.measure.ncu.kernels import (KernelCategory as C, classify, graph_nodes, main, map_kernels,
                                      onnx_graph_nodes, op_type_from_name, scope_from_name, summary_lines)
 
 REAL_NAMES = [

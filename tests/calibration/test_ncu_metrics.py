@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from calibration.ncu import metrics as m
-from calibration.ncu.metrics import Metric
+from predictor.measure.ncu.metrics import Metric
 
 
 @pytest.mark.parametrize("arch", sorted(m.TABLES))

@@ -6,9 +6,9 @@ import io
 
 import pytest
 
-from calibration.ncu.nvtx import parse_ncu_stack
-from calibration.ncu.parse import NcuParseError, parse_csv, parse_file, parse_number, unit_factor
-from calibration.ncu.metrics import Kind
+from predictor.measure.ncu.nvtx import parse_ncu_stack
+from predictor.measure.ncu.parse import NcuParseError, parse_csv, parse_file, parse_number, unit_factor
+from predictor.measure.ncu.metrics import Kind
 
 NVTX_COL = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 IDENT = ["ID", "Process ID", "Process Name", "Host Name", NVTX_COL, "Kernel Name", "Context", "Stream",

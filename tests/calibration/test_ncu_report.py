@@ -12,7 +12,7 @@ import math
 import pytest
 
 from calibration.ncu import report as R
-from calibration.ncu.parse import parse_file
+from predictor.measure.ncu.parse import parse_file
 
 CASES = ("bert_base_fp16_b8", "bert_base_fp32_b8", "deeplabv3_resnet50_fp16_b2", "deeplabv3_resnet50_fp32_b2",
          "lstm_fp16_b16", "lstm_fp32_b16", "resnet50_fp16_b8", "resnet50_fp32_b8")

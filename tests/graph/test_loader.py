@@ -39,8 +39,23 @@ def test_default_batch_is_one():
 
 
 def test_shape_option_binds_whole_input():
-    g = load_model_proto(_reshape_chain_model(), shapes={"x": (2, 6, 2)})
+    g = load_model_proto(_reshape_chain_model(), shapes={"x": (2, 3, 4)})
     assert g.nodes[-1].outputs[0].shape == (2, 12)
+
+
+def test_shape_option_contradicting_a_fixed_dim_is_an_error():
+    """x is [B, 3, 4]: --shape x=2,6,2 would leave the model's fixed axis 1 (3) silently replaced."""
+    with pytest.raises(PredictorError, match=r"--shape x=2,6,2 contradicts the model: dimension 1 of input 'x' is "
+                                             r"fixed at 3"):
+        load_model_proto(_reshape_chain_model(), shapes={"x": (2, 6, 2)})
+
+
+def test_batch_with_no_symbolic_leading_dim_is_an_error():
+    m = make_model([helper.make_node("Relu", ["x"], ["y"])], [("x", "float32", [1, 8])], [("y", "float32", None)])
+    with pytest.raises(PredictorError, match=r"--batch 4 contradicts the model: .*dimension 0 of input 'x' is fixed "
+                                             r"at 1"):
+        load_model_proto(m, batch=4)
+    assert load_model_proto(m, batch=1).nodes[0].outputs[0].shape == (1, 8)  # agrees: fine
 
 
 def test_unbound_non_leading_dim_names_input_and_fix():

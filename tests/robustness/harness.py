@@ -134,6 +134,15 @@ def strict_json(text: str):
     return json.loads(text, parse_constant=bad)
 
 
+def _atomic_temp(path: str, out_path: Path | None) -> bool:
+    """The temporary an atomic write of ``out_path`` used (``.NAME.XXXX.tmp.EXT`` beside it), gone since."""
+    if out_path is None:
+        return False
+    p = Path(path)
+    return (p.parent == out_path.parent and p.name.startswith(f".{out_path.name}.") and ".tmp" in p.name
+            and not p.exists())
+
+
 def check_outcome(run: Run, expect: str, out_path: Path | None, json_report: bool = True) -> None:
     """Assert ``run`` met ``expect`` ('error', 'any', 'ok' or 'unsupported:KEY'); see make_corpus.py."""
     assert not run.crash, f"crashed:\n{run.crash}"
@@ -141,7 +150,7 @@ def check_outcome(run: Run, expect: str, out_path: Path | None, json_report: boo
     assert run.rss_growth_kb < MEMORY_LIMIT_KB, f"peak memory grew by {run.rss_growth_kb / 1024:.0f} MiB"
     assert not run.forbidden(), f"opened paths a data file named: {run.forbidden()}"
     allowed = {str(out_path)} if out_path is not None else set()
-    stray = [p for p in run.written() if os.path.abspath(p) not in allowed]
+    stray = [p for p in run.written() if os.path.abspath(p) not in allowed and not _atomic_temp(p, out_path)]
     assert not stray, f"wrote outside the output path: {stray}"
     if run.rc == 2 or expect == "error":
         assert run.rc == 2 and expect in ("error", "any"), f"exit {run.rc}, stderr {run.stderr!r}"

@@ -20,9 +20,9 @@ ALLOWED = {
     ("predictor/graph/loader.py", "spec_from_file_location"):
         "loads onnx's own generated onnx_ml_pb2.py (a fixed file of the installed onnx package), not data",
     ("predictor/graph/loader.py", "exec_module"): "the same onnx_ml_pb2 module",
-    ("calibration/ert/sweep.py", "load_module"):
-        "kernels.load_module compiles the CUDA source that calibration/ert/kernels.py generates (CuPy RawModule)",
-    ("calibration/ert/gemm.py", "load_module"): "the same, for the WMMA kernel source",
+    ("predictor/measure/ert/sweep.py", "load_module"):
+        "kernels.load_module compiles the CUDA source that predictor/measure/ert/kernels.py generates (CuPy RawModule)",
+    ("predictor/measure/ert/gemm.py", "load_module"): "the same, for the WMMA kernel source",
     ("calibration/networks/export.py", "__import__"):
         "reads __version__ of a fixed tuple of package names (torch, onnx, ...), for provenance",
 }
@@ -73,12 +73,33 @@ def test_allowlist_is_current():
     assert set(ALLOWED) <= found, set(ALLOWED) - found
 
 
-def test_json_loaders_reject_nan_and_cap_size():
-    """The profile and calibration loaders refuse NaN/Infinity and files above their size caps."""
+@pytest.mark.parametrize("kind", ["profile", "calibration"])
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_json_loaders_reject_nan(kind, constant, tmp_path, capsys):
+    """A profile or calibration holding NaN/Infinity (json.dumps writes them) is a one-line error from predict."""
+    from predictor.cli import main
+
+    root = ROOT / "predictor"
+    src = root / "machine" / "profiles" / "h200.json" if kind == "profile" else root / "data" / "calibration_h200.json"
+    doc = src.read_text()
+    key = '"launch_overhead_s": {' if kind == "profile" else '"eff_memory": '
+    assert key in doc
+    k = doc.index(key) + len(key)
+    if kind == "profile":
+        k = doc.index('"value": ', k) + len('"value": ')
+    end = min(i for i in (doc.find(",", k), doc.find("}", k)) if i > 0)
+    path = tmp_path / f"bad_{kind}.json"
+    path.write_text(doc[:k] + constant + doc[end:])
+    model = str(ROOT / "examples" / "lstm.onnx")
+    argv = [model, "--gpu", str(path)] if kind == "profile" else [model, "--gpu", "h200", "--calibration", str(path)]
+    rc = main(argv)
+    _, err = capsys.readouterr()
+    assert rc == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert constant.lstrip("-") in err or "not valid JSON" in err or "finite" in err, err
+
+
+def test_json_loaders_cap_size():
     from predictor import fitted
     from predictor.machine import profile
 
     assert profile.MAX_PROFILE_BYTES <= 1 << 20 and fitted.MAX_CALIBRATION_BYTES <= 64 << 20
-    for mod in (profile, fitted):
-        src = Path(mod.__file__).read_text()
-        assert "parse_constant=_reject_constant" in src, mod.__name__

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
-from calibration.ncu.parse import NcuParseError, parse_csv
+from predictor.measure.ncu.parse import NcuParseError, parse_csv
 from predictor.calibrate import Uncalibrated
 from predictor.cli import main
 from predictor.fitted import bundled_calibration
@@ -197,5 +197,7 @@ def test_ncu_parser_mutations(text, arch):
     except NcuParseError as e:
         assert "\n" not in str(e)
         return
-    for s in samples:
-        assert isinstance(s.time_s, float)
+    for s in samples:  # what the reader hands out is a measurement: finite and not negative
+        assert isinstance(s.time_s, float) and math.isfinite(s.time_s) and s.time_s >= 0, s.time_s
+        for v in (*s.bytes.values(), *s.flops.values()):
+            assert v is None or (math.isfinite(v) and v >= 0), v

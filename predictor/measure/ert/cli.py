@@ -174,4 +174,4 @@ def main(argv: list[str] | None = None, prog: str = "predict calibrate ert") -> 
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(prog="python -m calibration.ert.cli"))
+    raise SystemExit(main(prog="python -m predictor.measure.ert.cli"))
