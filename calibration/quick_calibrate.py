@@ -2,7 +2,7 @@
 
 On a machine with an NVIDIA GPU (CuPy for ERT, PyTorch for the kernels):
 
-1. ERT, quick configuration (``calibration/ert``, ~60 s): ceilings -> ``DIR/NAME.json`` (a profile ``predict --gpu``
+1. ERT, quick configuration (``predictor/measure/ert``, ~60 s): ceilings -> ``DIR/NAME.json`` (a profile ``predict --gpu``
    loads; L2/HBM from the float4 copy series, L1 from the float4 read series, as the bundled H200 profile) and the
    raw data beside it.
 2. A small subset of the op microbenchmarks (``calibration/networks/microbench.py``: ResNet-50's convolutions and
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as e:
         return 0 if e.code in (0, None) else 2
-    from calibration.ert.profile_writer import build_profile, write_json
+    from predictor.measure.ert.profile_writer import build_profile, write_json
 
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -130,13 +130,13 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as e:
             return _err(f"cannot read ERT raw data {args.from_ert}: {e}")
     else:
-        from calibration.ert.device import ErtUnavailable, import_cupy
+        from predictor.measure.ert.device import ErtUnavailable, import_cupy
 
         try:
             import_cupy()
         except ErtUnavailable as e:
             return _err(f"{e} (or give --from-ert RAW.json --from-microbench CSV)")
-        from calibration.ert.run import QUICK, characterise
+        from predictor.measure.ert.run import QUICK, characterise
 
         print(f"ERT (quick, budget {QUICK.total_budget_s:.0f} s)", flush=True)
         raw = characterise(QUICK, command="predict calibrate " + " ".join(argv or sys.argv[1:]),

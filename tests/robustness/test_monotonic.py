@@ -82,10 +82,6 @@ def test_sm_count_alone_does_not_make_it_faster(tmp_path):
     assert slower == []
 
 
-@pytest.mark.xfail(strict=True, reason="h100.json holds datasheet peaks, derived L1/L2 and an assumed 4.2 us launch; "
-                   "h200.json ERT-measured values below its datasheet: the H200 (more and faster HBM, same compute) "
-                   "is predicted up to ~10% slower (lstm fp32 batch 1); making the profiles consistent changes the "
-                   "bundled H100 predictions")
 def test_h200_is_not_slower_than_h100():
     h200, h100 = load_profile("h200"), load_profile("h100")
     slower = [(m, p, b) for m in MODELS for p in ("fp32", "fp16") for b in (1, 8)
