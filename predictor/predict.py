@@ -60,6 +60,7 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
         calibration=cal.name,
         eager_time_s=eager(list(ops), 0) if eager is not None else None,
         optimizations=passes,
+        notes=tuple(getattr(graph, "notes", ())),
     )
 
 

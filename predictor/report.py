@@ -52,6 +52,8 @@ def to_json_dict(pred: NetworkPrediction, profile: MachineProfile) -> dict:
         "ops": [op_json(o) for o in pred.ops],
         "unsupported": dict(pred.unsupported),
     }
+    if getattr(pred, "notes", ()):
+        doc["notes"] = list(pred.notes)
     if getattr(pred, "mode", "infer") == "train":  # a training step: phases, memory (predictor/train/report.py)
         from .train.report import extend_json
 
@@ -120,6 +122,7 @@ def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) ->
     lines.append(f"model {pred.model} on {profile.full_name} ({profile.name}), precision {pred.precision}, "
                  f"batch {pred.batch}, calibration: {pred.calibration}"
                  + (f", optimize: {','.join(pred.optimizations)}" if getattr(pred, "optimizations", ()) else ""))
+    lines += [f"note: {n}" for n in getattr(pred, "notes", ())]
     hdr = f"{'op':<44} {'type':<20} {'time':>10} {'share':>6} {'bound':>8} {'FLOPs':>11} {'HBM bytes':>11}"
     lines.append(hdr)
     lines.append("-" * len(hdr))

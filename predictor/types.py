@@ -190,6 +190,7 @@ class NetworkPrediction:
     calibration: str
     eager_time_s: float | None = None
     optimizations: tuple[str, ...] = ()  # graph optimisation passes applied (predictor/optimize), in order
+    notes: tuple[str, ...] = ()  # what the loader or costing changed or assumed (opset upgrade, branch taken, ...)
 
     @property
     def total_time_s(self) -> float:

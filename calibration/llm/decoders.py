@@ -133,14 +133,15 @@ def rope(x, positions, theta: float):
     return x * cos + _rotate_half(x) * sin
 
 
-def attention_math(q, k, v, causal: bool):
+def attention_math(q, k, v, causal: bool, groups: int, head_dim: int):
     """softmax(q k^T / sqrt(D)) v with query heads grouped per key/value head (no key/value copies).
 
-    q [B, H, Sq, D], k and v [B, KV, Sk, D]; causal aligns the last query with the last key.
+    q [B, H, Sq, D], k and v [B, KV, Sk, D] with H = groups x KV; causal aligns the last query with the
+    last key. ``groups`` and ``head_dim`` are Python ints (static in a traced graph).
     """
-    b, h, sq, d = q.shape
+    b, h, sq, d = q.shape[0], groups * k.shape[1], q.shape[2], head_dim
     kvh, sk = k.shape[1], k.shape[2]
-    g = h // kvh
+    g = groups
     qg = q.reshape(b, kvh, g * sq, d) if g > 1 else q
     s = torch.matmul(qg, k.transpose(-1, -2)) * (1.0 / math.sqrt(d))
     if causal:
@@ -206,7 +207,9 @@ class Block(nn.Module):
         return x + self._mlp(self.ln2(x))
 
     def _attend(self, q, k, v, causal: bool):
-        return attention_math(q, k, v, causal) if self.export_mode else attention_sdpa(q, k, v, causal)
+        if self.export_mode:
+            return attention_math(q, k, v, causal, self.cfg.heads // self.cfg.kv_heads, self.cfg.head_dim)
+        return attention_sdpa(q, k, v, causal)
 
     def prefill(self, x, positions):
         q, k, v = self._qkv(self.ln1(x), positions)
@@ -300,14 +303,18 @@ class DecodeGraph(nn.Module):
 
 
 def build(cfg: DecoderConfig, device: str, dtype, init: bool = True) -> Decoder:
-    """The decoder on `device` at `dtype`, allocated without a CPU copy; random N(0, 0.02) weights (norms 1)."""
+    """The decoder on `device` at `dtype`, allocated without a CPU copy; random N(0, 0.02) weights (norms 1).
+
+    ``init=False`` (exports): each parameter filled with its own constant instead (a memset, not a random
+    draw; distinct values, because the TorchScript exporter merges initializers of equal value and shape).
+    """
     with torch.device("meta"):
         model = Decoder(cfg)
     model = model.to(dtype).to_empty(device=device)
     with torch.no_grad():
-        for name, p in model.named_parameters():
+        for i, (name, p) in enumerate(model.named_parameters()):
             if not init:
-                p.zero_()
+                p.fill_(1.0 + 1e-3 * i)
             elif p.dim() == 1 and ("ln" in name or "norm" in name):
                 p.fill_(1.0)
             elif p.dim() == 1:

@@ -47,6 +47,7 @@ class Graph:
     outputs: tuple[TensorInfo, ...]
     producer: str = ""
     input_bindings: Mapping[str, tuple[int, ...]] = field(default_factory=frozen_map)
+    notes: tuple[str, ...] = ()  # what the loader changed to read the model (e.g. an opset upgrade)
 
     @cached_property
     def digraph(self):
@@ -168,6 +169,8 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
     if model.functions:
         model = _inline(model)
     opset = opset_of(model)
+    model, notes = _upgrade_old_opset(model, opset)
+    opset = opset_of(model)
     if opset and not 7 <= opset <= 30:
         raise PredictorError(f"unsupported default-domain opset {opset}")
     init_names = {t.name for t in model.graph.initializer}
@@ -210,7 +213,18 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
         outputs=tuple(info(o.name) for o in g.output),
         producer=f"{model.producer_name} {model.producer_version}".strip(),
         input_bindings=frozen_map(bindings),
+        notes=notes,
     )
+
+
+def _upgrade_old_opset(model: onnx.ModelProto, opset: int) -> tuple[onnx.ModelProto, tuple[str, ...]]:
+    """An opset older than the cost model reads is converted (graph/upgrade.py); else the model as it is."""
+    from . import upgrade
+
+    if not upgrade.needs_upgrade(opset):
+        return model, ()
+    model, note = upgrade.upgrade(model, opset)
+    return model, (note,)
 
 
 # --------------------------------------------------------------------------------------------
