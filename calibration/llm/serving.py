@@ -18,8 +18,9 @@ architecture `<arch>.prefill.onnx` (input_ids [batch, sequence]) and `<arch>.dec
 [batch, 1] plus past_key_values.<i>.key/value [batch, kv_heads, past_sequence, head_dim]; outputs logits and
 present.<i>.key/value), traced at batch 2, sequence 16 / past 16 with those axes dynamic, weight-free
 (tensors >= 1 KB stripped as in calibration/networks/export.py).
-Everything ends by --max-seconds (default 150): each architecture gets a share of what is left, a child
-past its share is killed, and what it measured is kept (its JSON is rewritten after every case).
+The GPU work ends by --max-seconds (default 150): each architecture gets a share of what is left, a child
+past its share is killed, and what it measured is kept (its JSON is rewritten after every case). The export
+children (one per architecture, in parallel) may run --export-grace-s (60) longer, then are killed.
 Writes DIR/serving.json (compact: GPU, driver, torch/transformers versions, date, exact configs, cases) and
 DIR/onnx/*.onnx + DIR/onnx/export_manifest.json.
 """
@@ -283,27 +284,53 @@ def export_arch(arch: str, out_dir: Path, dry: bool) -> list[dict]:
     return records
 
 
-def run_exports(opts: argparse.Namespace) -> int:
-    import warnings
+def export_meta(opts: argparse.Namespace) -> dict:
+    from calibration.networks.export import versions
 
-    warnings.filterwarnings("ignore")
-    from calibration.networks.export import versions, write_manifest
-
-    out_dir = Path(opts.out) / "onnx"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    meta = {"versions": versions(), "opset": OPSET, "dry_run_cpu": opts.dry_run_cpu,
+    return {"versions": versions(), "opset": OPSET, "dry_run_cpu": opts.dry_run_cpu,
             "configs": {a: _configs(opts.dry_run_cpu)[a].to_dict() for a in opts.archs},
             "convention": "fp32 TorchScript export, tensors >= 1 KB stripped (data file deleted); decode graph: "
                           "past_key_values.<i>.key/value inputs, present = concat(past, new) outputs"}
-    records: list[dict] = []
-    for arch in opts.archs:
-        if time.time() > opts.deadline:
-            records.append({"arch": arch, "error": "skipped: over budget"})
-            continue
-        records += export_arch(arch, out_dir, opts.dry_run_cpu)
-        write_manifest(out_dir, records, meta)
-    write_manifest(out_dir, records, meta)
+
+
+def run_export(arch: str, opts: argparse.Namespace) -> int:
+    """Export one architecture (a child process per architecture, all running beside the GPU work)."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    import torch
+
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // (len(opts.archs) + 1)))
+    out_dir = Path(opts.out) / "onnx"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records = export_arch(arch, out_dir, opts.dry_run_cpu)
+    _write(out_dir / f"export_{arch}.json", {"records": records})
     return 0
+
+
+def merge_exports(opts: argparse.Namespace, procs: dict) -> dict:
+    """Wait for the export children (killing those past the limit) and write the manifest."""
+    from calibration.networks.export import write_manifest
+
+    out_dir = Path(opts.out) / "onnx"
+    limit = opts.started + opts.max_seconds + opts.export_grace_s
+    records: list[dict] = []
+    for arch, proc in procs.items():
+        try:
+            proc.wait(timeout=max(1.0, limit - time.time()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        part = out_dir / f"export_{arch}.json"
+        if part.exists():
+            records += json.loads(part.read_text())["records"]
+            part.unlink()
+        else:
+            records.append({"arch": arch, "error": f"no export (killed past --max-seconds + {opts.export_grace_s:.0f} s "
+                                                    "or crashed)", "returncode": proc.returncode})
+    meta = export_meta(opts)
+    write_manifest(out_dir, records, meta)
+    return {"meta": meta, "files": records}
 
 
 # ----------------------------------------------------------------------------- orchestration (parent process)
@@ -331,10 +358,11 @@ def orchestrate(opts: argparse.Namespace, command: str) -> dict:
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
     end = opts.started + opts.max_seconds
-    exporter = None
-    if opts.export:
-        exporter = subprocess.Popen(_child_cmd(opts, ["--export-worker"], end - 10), cwd=str(ROOT),
-                                    env=_env(True), stdout=sys.stdout, stderr=subprocess.STDOUT)
+    exporters = {}
+    if opts.export:  # one CPU child per architecture, beside the GPU work
+        for arch in opts.archs:
+            exporters[arch] = subprocess.Popen(_child_cmd(opts, ["--export-worker", arch], end), cwd=str(ROOT),
+                                               env=_env(True), stdout=sys.stdout, stderr=subprocess.STDOUT)
     doc: dict[str, Any] = {"command": command, "protocol": __doc__.split("\n\n")[2].strip(),
                            "options": {k: v for k, v in vars(opts).items() if k not in ("worker", "deadline")},
                            "archs": {}}
@@ -357,14 +385,8 @@ def orchestrate(opts: argparse.Namespace, command: str) -> dict:
         doc["archs"][arch] = sub
         doc.setdefault("environment", sub.get("environment"))
         _write(out / "serving.json", doc)
-    if exporter is not None:
-        try:
-            exporter.wait(timeout=max(1.0, end - time.time()))
-        except subprocess.TimeoutExpired:
-            exporter.kill()
-            exporter.wait()
-        manifest = out / "onnx" / "export_manifest.json"
-        doc["exports"] = json.loads(manifest.read_text()) if manifest.exists() else {"error": "no manifest"}
+    if exporters:
+        doc["exports"] = merge_exports(opts, exporters)
     doc["elapsed_s"] = round(time.time() - opts.started, 1)
     _write(out / "serving.json", doc)
     for arch in opts.archs:
@@ -406,7 +428,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--dry-run-cpu", action="store_true",
                    help="tiny configs on the CPU (host timers, no CUDA graphs): exercises the code, numbers meaningless")
     p.add_argument("--worker", default="", help=argparse.SUPPRESS)
-    p.add_argument("--export-worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--export-worker", default="", help=argparse.SUPPRESS)
+    p.add_argument("--export-grace-s", type=float, default=60.0,
+                   help="how long after --max-seconds the exports may still run (default 60)")
     p.add_argument("--deadline", type=float, default=0.0, help=argparse.SUPPRESS)
     p.add_argument("--started", type=float, default=0.0, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -430,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         warnings.filterwarnings("ignore")
         return run_arch(opts.worker, opts)
     if opts.export_worker:
-        return run_exports(opts)
+        return run_export(opts.export_worker, opts)
     command = " ".join(["python3", "-m", "calibration.llm.serving", *(argv if argv is not None else sys.argv[1:])])
     print(f"LLM serving: {','.join(opts.archs)} x {','.join(opts.precisions)} -> {opts.out} "
           f"(budget {opts.max_seconds:.0f} s)", flush=True)
