@@ -100,7 +100,19 @@ def build_parser() -> argparse.ArgumentParser:
                    "foreach kernels (--no-fused-optimizer)")
     p.add_argument("--loss", choices=("cross_entropy", "mse"), default=None,
                    help="--mode train: the loss on the first output (default cross_entropy)")
+    p.add_argument("--branch", choices=("then", "else", "max"), default="max",
+                   help="an If whose condition is data: cost its then or else branch, or both and keep the larger "
+                   "(max, the default; both times are reported)")
+    p.add_argument("--loop-trips", type=_trips_arg, action="append", default=[], metavar="NAME=N",
+                   help="trip count of the Loop node NAME where it is data (repeatable)")
     return p
+
+
+def _trips_arg(text: str) -> tuple[str, int]:
+    name, sep, n = text.rpartition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=N, got '{text}'")
+    return name, _positive_int(n)
 
 
 def _common_args(p: argparse.ArgumentParser, formats=("table", "json")) -> None:
@@ -146,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             return _subcommand(argv[0], argv[1:])
-        return _predict(build_parser().parse_args(argv))
+        args = build_parser().parse_args(argv)
+        from .graph.control_flow import options as control_flow_options
+
+        with control_flow_options(args.branch, dict(args.loop_trips)):
+            return _predict(args)
     except PredictorError as e:
         print("error: " + " ".join(str(e).split()), file=sys.stderr)  # one line, whatever names it quotes
         return 2

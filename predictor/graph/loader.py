@@ -48,6 +48,7 @@ class Graph:
     producer: str = ""
     input_bindings: Mapping[str, tuple[int, ...]] = field(default_factory=frozen_map)
     notes: tuple[str, ...] = ()  # what the loader changed to read the model (e.g. an opset upgrade)
+    control: object = None  # graph/control_flow.ControlFlow when If/Loop/Scan bodies were inlined
 
     @cached_property
     def digraph(self):
@@ -158,6 +159,8 @@ def load_model_proto(model: onnx.ModelProto, batch: int | None = None,
     was_enabled = gc.isenabled()
     gc.disable()
     try:
+        if _has_control_flow(model):
+            return _load_control_flow(model, batch, shapes, path)
         return _load(model, batch, shapes, path)
     finally:
         if was_enabled:
@@ -215,6 +218,41 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
         input_bindings=frozen_map(bindings),
         notes=notes,
     )
+
+
+def _has_control_flow(model: onnx.ModelProto) -> bool:
+    return any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node)
+
+
+def _load_control_flow(model: onnx.ModelProto, batch, shapes, path: str) -> Graph:
+    """Load once to fold conditions, trip counts and shapes, then again with the bodies inlined
+    (graph/control_flow.py)."""
+    from dataclasses import replace
+
+    from . import control_flow
+
+    control_flow.name_control_nodes(model)
+    pristine = type(model)()
+    pristine.CopyFrom(model)
+    first = _load(model, batch, shapes, path)
+    pristine, _ = _upgrade_old_opset(pristine, opset_of(pristine))
+    known: dict[str, tuple] = {}
+    tensor_shapes: dict[str, tuple] = {}
+    for n in first.nodes:
+        known.update(n.const_inputs)
+        for t in (*n.inputs, *n.outputs):
+            if t is not None and t.shape is not None:
+                tensor_shapes[t.name] = t.shape
+    try:
+        inlined, cf = control_flow.inline(pristine, known, tensor_shapes, first.opset)
+        g = _load(inlined, batch, shapes, path)
+    except PredictorError:
+        raise
+    except Exception as e:  # a body we cannot inline: the control nodes stay, reported as not costed
+        cf = control_flow.ControlFlow(frozen_map(), frozen_map(),
+                                      notes=(f"control-flow bodies not inlined: {_one_line(e)}",))
+        return replace(first, control=cf)
+    return replace(g, control=cf, notes=first.notes + g.notes)
 
 
 def _upgrade_old_opset(model: onnx.ModelProto, opset: int) -> tuple[onnx.ModelProto, tuple[str, ...]]:
