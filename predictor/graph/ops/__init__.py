@@ -9,8 +9,10 @@ from . import (  # noqa: F401  (imported for their @register side effects)
     attention,
     conv,
     data_movement,
+    detection,
     elementwise,
     fused,
+    llm,
     matmul,
     normalization,
     pooling,
@@ -19,4 +21,5 @@ from . import (  # noqa: F401  (imported for their @register side effects)
     rnn,
     shape_ops,
     softmax,
+    spectral,
 )
