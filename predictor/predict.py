@@ -39,6 +39,13 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
     if is_mixed(pol.name):  # torch.autocast: per-node precision and the casts it launches
         mixed = autocast(graph, pol.name)
         graph, node_pol = mixed.graph, mixed.node_policy
+    qnotes: tuple[str, ...] = ()
+    if not is_mixed(pol.name):  # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py)
+        from .quant import has_quantisation, quantise
+
+        if has_quantisation(graph):
+            q = quantise(graph)
+            graph, node_pol, qnotes = q.graph, q.node_policy, q.notes
     if passes:  # after autocast: fused nodes keep their last member's name, hence its precision policy
         graph = apply_passes(graph, passes)
     gc = cost_graph(graph.nodes, pol, graph.opset or 21, traffic, frozenset(t.name for t in graph.inputs),
@@ -53,7 +60,7 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
         raise PredictorError(f"--strict: ops the cost model does not know: {listing}")
     by_name = {n.name: n for n in graph.nodes}
     ops = tuple(cal.predict_op(by_name[c.name], c, profile, node_pol.get(c.name, pol)) for c in gc.costs)
-    notes = tuple(getattr(graph, "notes", ()))
+    notes = tuple(getattr(graph, "notes", ())) + qnotes
     if control is not None:  # repeat Loop/Scan bodies, keep the larger branch of a data-dependent If
         from .graph.control_flow import resolve
 

@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (imported for their @register side effects)
     matmul,
     normalization,
     pooling,
+    quant,
     reduction,
     resize,
     rnn,
