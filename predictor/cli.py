@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUBCOMMANDS = ("calibrate", "validate", "compare")
+SUBCOMMANDS = ("calibrate", "validate", "compare", "serve")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -191,6 +191,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         return _validate(build_validate_parser().parse_args(rest))
     if name == "compare":
         return _compare(build_compare_parser().parse_args(rest))
+    if name == "serve":  # LLM serving: prefill, decode, tokens/s, KV cache (predictor/serve.py)
+        from .serve import main as serve_main
+
+        return serve_main(rest)
     return 2
 
 
