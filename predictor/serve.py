@@ -1,7 +1,7 @@
 """LLM serving from a decoder ONNX: prefill time, per-token decode time, tokens/s, KV-cache bytes and what fits.
 
     predict serve MODEL --gpu G [--precision fp16] [--prompt 512] [--context 2048] [--batches 1,4,16,64]
-        [--contexts 512,2048,8192] [--format table|json] [--plot FILE]
+        [--contexts 512,2048,8192] [--weights float|int8|int4] [--format table|json] [--plot FILE]
 
 Two kinds of graph:
 
@@ -188,11 +188,12 @@ def _weight_bytes(graph, pol) -> float:
 
 
 # ----------------------------------------------------------------------------- prediction
-def _predict(path, profile, precision, cal, shapes, batch) -> tuple[object, NetworkPrediction]:
+def _predict(path, profile, precision, cal, shapes, batch, weights: str = "float") -> tuple[object, NetworkPrediction]:
     from .graph.loader import load
     from .predict import predict_graph
+    from .weight_quant import quantise_weights
 
-    g = load(path, batch=batch, shapes=shapes)
+    g, _ = quantise_weights(load(path, batch=batch, shapes=shapes), weights)
     return g, predict_graph(g, profile, precision, cal, batch=batch)
 
 
@@ -213,7 +214,7 @@ def _reads_past(op, past_names: set[str]) -> bool:
 
 def predict_serving(path: str, profile, precision: str = "fp16", calibration=None, prompt: int = 512,
                     context: int = 2048, batches=DEFAULT_BATCHES, contexts=DEFAULT_CONTEXTS,
-                    prefill_batch: int = 1) -> ServePrediction:
+                    prefill_batch: int = 1, weights: str = "float") -> ServePrediction:
     import os
 
     from .precision import policy as get_policy
@@ -238,7 +239,7 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
         g = None
         for c in contexts:
             for b in batches:
-                g, pred = _predict(path, profile, precision, calibration, _shapes(inp, b, 1, c), b)
+                g, pred = _predict(path, profile, precision, calibration, _shapes(inp, b, 1, c), b, weights)
                 t = _in_place_cache(pred, past_names, c)
                 decode_points.append(DecodePoint(b, c, t, b / t, float(b * c * kv.bytes_per_token(elem)), True))
                 if b == batches[0] and c == context:
@@ -246,36 +247,36 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
         notes.append("decode: the graph's Concat(past, new) cache nodes scaled to an in-place append (1 / (C + 1))")
         if seq_symbolic:
             _, pp = _predict(path, profile, precision, calibration, _shapes(inp, prefill_batch, prompt, 1),
-                             prefill_batch)
+                             prefill_batch, weights)
             prefill_s, prefill_flops, prefill_bytes = pp.total_time_s, pp.total_flops, pp.total_bytes(MemLevel.HBM)
             notes.append("prefill: the decode graph with the prompt as its input and a 1-token past")
         else:
             notes.append("prefill: not derivable from a decode graph whose token input is fixed at "
                          f"{inp.token_dims[1]} (give the prefill graph)")
-        weights = _weight_bytes(g, pol)
+        weight_total = _weight_bytes(g, pol)
     else:
         kind = "prefill"
         try:
             g, pp = _predict(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
-                             prefill_batch)
+                             prefill_batch, weights)
         except PredictorError as e:
             if not isinstance(inp.token_dims[1], int):
                 raise
             prompt = inp.token_dims[1]
             notes.append(f"prefill: the graph's sequence is fixed ({e}); prompt = its {prompt} tokens")
             g, pp = _predict(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
-                             prefill_batch)
+                             prefill_batch, weights)
         prefill_s, prefill_flops, prefill_bytes = pp.total_time_s, pp.total_flops, pp.total_bytes(MemLevel.HBM)
         found = _kv_from_attention(g)
         if found is None:
             raise PredictorError("serve: no attention found in the graph (Softmax over [batch, heads, S, S] scores "
                                  "followed by the value product): cannot derive the KV cache")
         kv = found
-        weights = _weight_bytes(g, pol)
+        weight_total = _weight_bytes(g, pol)
         one: dict[int, NetworkPrediction] = {}
         for b in batches:
             try:
-                _, one[b] = _predict(path, profile, precision, calibration, {inp.tokens: (b, 1)}, b)
+                _, one[b] = _predict(path, profile, precision, calibration, {inp.tokens: (b, 1)}, b, weights)
             except PredictorError as e:
                 raise PredictorError(f"serve: the graph does not load at one token per sequence ({e}); export it "
                                      "with a dynamic sequence axis") from None
@@ -289,13 +290,16 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
         decode_bytes = base.total_bytes(MemLevel.HBM) + batches[0] * context * kv.bytes_per_token(elem)
         notes.append("decode: derived from the graph at one token plus the KV-cache read per attention layer at the "
                      "HBM bandwidth")
+    if weights != "float":
+        notes.append(f"weights: every MatMul weight as {weights} MatMulNBits (block 32, symmetric), activations at "
+                     f"{pol.name}")
     usable = max(_memory_bytes(profile) - mem.CONTEXT_RESERVE_BYTES, 0.0)
     per_token = kv.bytes_per_token(elem)
-    max_batch = {c: max(0, int((usable - weights) // (c * per_token))) for c in contexts}
+    max_batch = {c: max(0, int((usable - weight_total) // (c * per_token))) for c in contexts}
     decode_points = [DecodePoint(p.batch, p.context, p.time_s, p.tokens_per_s, p.kv_cache_bytes,
-                                 p.kv_cache_bytes + weights <= usable) for p in decode_points]
+                                 p.kv_cache_bytes + weight_total <= usable) for p in decode_points]
     return ServePrediction(model=os.path.basename(path), gpu=profile.name, precision=pol.name, graph_kind=kind, kv=kv,
-                           kv_bytes_per_token=per_token, weight_bytes=weights, usable_bytes=usable, prompt=prompt,
+                           kv_bytes_per_token=per_token, weight_bytes=weight_total, usable_bytes=usable, prompt=prompt,
                            prefill_batch=prefill_batch, prefill_s=prefill_s, prefill_flops=prefill_flops,
                            prefill_hbm_bytes=prefill_bytes, context=context, decode=tuple(decode_points),
                            decode_flops=decode_flops, decode_hbm_bytes=decode_bytes, max_batch=max_batch,
@@ -425,6 +429,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--context", type=_positive_int, default=2048, help="decode context length (default 2048)")
     p.add_argument("--batches", type=_ints, default=DEFAULT_BATCHES, help="decode batches (default 1,4,16,64)")
     p.add_argument("--contexts", type=_ints, default=DEFAULT_CONTEXTS, help="contexts of the tokens/s table")
+    p.add_argument("--weights", choices=("float", "int8", "int4"), default="float",
+                   help="weight-only quantisation of the MatMul weights (MatMulNBits, as ONNX Runtime's quantiser)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
     p.add_argument("--uncalibrated", action="store_true", help="pure roofline on the profile's ceilings")
@@ -445,7 +451,7 @@ def main(argv: list[str]) -> int:
     profile = load_profile(args.gpu)
     cal = Uncalibrated() if args.uncalibrated else _default_calibration(profile)
     sp = predict_serving(args.model, profile, args.precision, cal, args.prompt, args.context, args.batches,
-                         args.contexts, args.prefill_batch)
+                         args.contexts, args.prefill_batch, args.weights)
     _emit(to_json(sp, profile) if args.format == "json" else to_table(sp, profile), args.output)
     if args.plot:
         write_chart(sp, profile, args.plot)

@@ -105,3 +105,22 @@ def test_cli_serve_json_and_errors(tmp_path, capsys):
     onnx.save(m, str(bad))
     assert main(["serve", str(bad), "--gpu", "h200"]) == 2
     assert "no attention found" in capsys.readouterr().err
+
+
+def test_int4_weights_pack_every_matmul_weight(tmp_path):
+    from predictor.weight_quant import quantise_weights
+
+    path = _synth(tmp_path)
+    g = load(path, batch=1, shapes={"input_ids": (1, 1)})
+    q, count = quantise_weights(g, "int4")
+    assert count == 2 * 7 + 1                       # q, k, v, o, gate, up, down per layer + the LM head
+    nb = [n for n in q.nodes if n.op_type == "MatMulNBits"]
+    gate = next(n for n in nb if n.name.endswith("layers.0/mlp/gate/MatMul"))
+    # weight [64, 128]: K 64 = 2 blocks of 32, packed [128, 2, 16] uint8 = 4096 B (64 x 128 / 2)
+    assert gate.inputs[1].shape == (128, 2, 16) and gate.attrs["bits"] == 4 and gate.attrs["K"] == 64
+    assert gate.inputs[2].shape == (256,)          # one scale per block per output column
+    sp4 = predict_serving(path, load_profile("h200"), "fp16", None, prompt=16, context=64, batches=(1,),
+                          contexts=(64,), weights="int4")
+    sp = predict_serving(path, load_profile("h200"), "fp16", None, prompt=16, context=64, batches=(1,),
+                         contexts=(64,))
+    assert sp4.weight_bytes < sp.weight_bytes and any("int4 MatMulNBits" in n for n in sp4.notes)
