@@ -1,7 +1,8 @@
 """Coverage over the onnx package's own test models: how many predict with all their work costed.
 
 Sources (whatever the installed ``onnx`` ships or generates):
-  * shipped: ``onnx/backend/test/data/{light,pytorch-converted,pytorch-operator,simple}/*/model.onnx``
+  * shipped: ``onnx/backend/test/data/{pytorch-converted,pytorch-operator,simple}/*/model.onnx`` and
+    ``light/light_*.onnx`` (real CNNs: AlexNet, DenseNet-121, Inception, ResNet-50, ShuffleNet, SqueezeNet, VGG...)
     (loaded from the file, as ``predict FILE`` does);
   * generated: the backend node tests, ``onnx.backend.test.case.node.collect_testcases()`` (one model per
     test case, built in memory by the package's own case generators; the wheel does not ship their files).
@@ -42,6 +43,8 @@ def shipped_models() -> list[tuple[str, str, object]]:
     for kind in SHIPPED:
         for path in sorted((base / kind).glob("*/model.onnx")):
             out.append((kind, path.parent.name, str(path)))
+        for path in sorted((base / kind).glob("*.onnx")):   # light/light_<model>.onnx
+            out.append((kind, path.stem, str(path)))
     return out
 
 
