@@ -254,6 +254,9 @@ def predict_training_graph(graph: Graph, profile: MachineProfile, precision: str
             memory = replace(memory, max_batch=mem.max_batch(batch, trace, other, trace2, memory.usable_bytes))
     notes = tuple(getattr(fwd, "notes", ()))
     notes += tuple(f"graph optimisation pass {p} applied to the forward" for p in fwd.optimizations)
+    control = getattr(graph, "control", None)
+    if control is not None and control.repeats:
+        notes += ("Loop/Scan bodies: the forward is repeated per iteration, the backward costed for one iteration",)
     if unsupported and max_batch_graph is not None:
         notes += ("largest batch not given: some ops are not costed (their memory is missing too)",)
     if not any(n.op_type == "Dropout" for n in graph.nodes):
