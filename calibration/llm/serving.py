@@ -207,7 +207,7 @@ def run_arch(arch: str, opts: argparse.Namespace) -> int:
             _write(path, doc)
             print(f"  {arch} {precision} {job} {case.get('median_s', case.get('error', ''))}", flush=True)
         caches.clear()
-        del model
+        model = None  # free it before the next precision
         if not dry:
             torch.cuda.empty_cache()
     doc["finished"] = True

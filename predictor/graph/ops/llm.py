@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ._common import SIGMOID, TANH, attr, in_elem_bytes, out_requested, register, work_plan
+from ._common import SIGMOID, attr, in_elem_bytes, out_requested, register, work_plan
 from .elementwise import GELU_ERF_FLOPS, GELU_TANH_FLOPS
 from .normalization import LAYERNORM_FLOPS, RMSNORM_FLOPS
 from .softmax import SOFTMAX_FLOPS
