@@ -6,7 +6,7 @@
 Two kinds of graph:
 
 * a **decode graph** (inputs ``past_key_values.<i>.key/value`` or any rank-4 ``past*`` input
-  [batch, kv_heads, past, head_dim]): a decode step at context C binds the token input to [batch, 1] and every
+  [batch, kv_heads, past, head_dim], or rank-5 [2, batch, kv_heads, past, head_dim] holding K and V): a decode step at context C binds the token input to [batch, 1] and every
   past input to [batch, kv_heads, C, head_dim] (an attention mask to [batch, C + 1], position ids to [batch, 1])
   and predicts the graph. Its ``Concat(past, new)`` nodes are how exporters write the cache; a serving engine
   appends in place (a static or paged cache), so their time is scaled to the appended token's share,
@@ -114,22 +114,27 @@ def _inputs(path: str) -> _Inputs:
         tokens = next((i for i in ins if i.type.tensor_type.elem_type in (6, 7) and len(_dims(i)) == 2), None)
     if tokens is None:
         raise PredictorError("serve: no token input (an int input named input_ids, or any rank-2 integer input)")
-    past = tuple((i.name, _dims(i)) for i in ins if "past" in i.name.lower() and len(_dims(i)) == 4)
+    past = tuple((i.name, _dims(i)) for i in ins if "past" in i.name.lower() and len(_dims(i)) in (4, 5))
     mask = next((i.name for i in ins if "mask" in i.name.lower() and len(_dims(i)) == 2), None)
     positions = next((i.name for i in ins if "position" in i.name.lower() and len(_dims(i)) == 2), None)
     return _Inputs(tokens.name, _dims(tokens), past, mask, positions)
 
 
-def _past_seq_axis(dims: tuple) -> int:
-    sym = [k for k, d in enumerate(dims) if not isinstance(d, int) and k != 0]
-    return sym[0] if sym else 2
+def _past_axes(dims: tuple) -> tuple[int, int]:
+    """(batch axis, past-length axis) of a past input: [batch, heads, past, dim], or [2, batch, heads, past, dim]
+    (K and V stacked, older GPT-2 exports): the first symbolic dim is the batch, the next the past length."""
+    sym = [k for k, d in enumerate(dims) if not isinstance(d, int)]
+    if len(sym) >= 2:
+        return sym[0], sym[1]
+    batch = 1 if len(dims) == 5 else 0
+    return batch, (sym[0] if sym and sym[0] != batch else len(dims) - 2)
 
 
 def _shapes(inp: _Inputs, batch: int, seq: int, past: int) -> dict[str, tuple[int, ...]]:
     out = {inp.tokens: (batch, seq)}
     for name, dims in inp.past:
-        axis = _past_seq_axis(dims)
-        full = [batch if k == 0 else (past if k == axis else d) for k, d in enumerate(dims)]
+        b_axis, axis = _past_axes(dims)
+        full = [batch if k == b_axis else (past if k == axis else d) for k, d in enumerate(dims)]
         if not all(isinstance(d, int) for d in full):
             raise PredictorError(f"serve: past input '{name}' has dims {list(dims)}: only batch and the past length "
                                  "may be symbolic")
@@ -143,10 +148,11 @@ def _shapes(inp: _Inputs, batch: int, seq: int, past: int) -> dict[str, tuple[in
 
 # ----------------------------------------------------------------------------- geometry
 def _kv_from_past(inp: _Inputs) -> KVGeometry:
-    layers = len(inp.past) // 2
     dims = inp.past[0][1]
-    axis = _past_seq_axis(dims)
-    rest = [d for k, d in enumerate(dims) if k not in (0, axis)]
+    stacked = len(dims) == 5                       # one input holds K and V
+    layers = len(inp.past) if stacked else len(inp.past) // 2
+    b_axis, axis = _past_axes(dims)
+    rest = [d for k, d in enumerate(dims) if k not in (b_axis, axis) and not (stacked and k == 0)]
     return KVGeometry(max(layers, 1), int(rest[0]), int(rest[1]), "past inputs")
 
 

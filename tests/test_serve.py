@@ -124,3 +124,13 @@ def test_int4_weights_pack_every_matmul_weight(tmp_path):
     sp = predict_serving(path, load_profile("h200"), "fp16", None, prompt=16, context=64, batches=(1,),
                          contexts=(64,))
     assert sp4.weight_bytes < sp.weight_bytes and any("int4 MatMulNBits" in n for n in sp4.notes)
+
+
+def test_stacked_past_inputs_of_older_exports():
+    from predictor.serve import _Inputs, _kv_from_past, _shapes
+
+    inp = _Inputs("input_ids", ("batch", "seq"), (("past_0", (2, "batch", 12, "past_len", 64)),
+                                                 ("past_1", (2, "batch", 12, "past_len", 64))), None, None)
+    kv = _kv_from_past(inp)
+    assert (kv.layers, kv.kv_heads, kv.head_dim) == (2, 12, 64)
+    assert _shapes(inp, 3, 1, 100)["past_0"] == (2, 3, 12, 100, 64)
