@@ -33,7 +33,7 @@ def predict_case(case: dict, onnx_dir: Path, profile, cal) -> float:
     return _in_place_cache(pred, {n for n, _ in inp.past}, c)
 
 
-def run(data_dir: str, gpu: str = "h200") -> dict:
+def run(data_dir: str, gpu: str = "h200", onnx_dir: str = "") -> dict:
     from predictor.calibrate import Uncalibrated
     from predictor.fitted import bundled_calibration
     from predictor.machine.profile import load_profile
@@ -50,7 +50,7 @@ def run(data_dir: str, gpu: str = "h200") -> dict:
                 continue
             c = {**case, "arch": arch}
             try:
-                pred = predict_case(c, root / "onnx", profile, cal)
+                pred = predict_case(c, Path(onnx_dir) if onnx_dir else root / "onnx", profile, cal)
             except Exception as exc:  # noqa: BLE001 - a case that cannot be predicted is listed, not hidden
                 rows.append({**_key(c), "measured_s": measured, "error": f"{type(exc).__name__}: {exc}"[:200]})
                 continue
@@ -64,7 +64,9 @@ def run(data_dir: str, gpu: str = "h200") -> dict:
             groups.setdefault("all", []).append(abs(r["error_pct"]))
     mape = {k: sum(v) / len(v) for k, v in sorted(groups.items())}
     worst = {k: max(v) for k, v in sorted(groups.items())}
-    return {"source": str(root / "serving.json"), "gpu": gpu, "calibration": cal.name,
+    return {"source": str(root / "serving.json"), "graphs": str(Path(onnx_dir) if onnx_dir else root / "onnx"),
+            "command": "python -m calibration.llm.accuracy " + str(root) + (f" --onnx-dir {onnx_dir}" if onnx_dir else ""),
+            "gpu": gpu, "calibration": cal.name,
             "measured_environment": doc.get("environment"), "mape_pct": mape, "worst_pct": worst,
             "n_cases": len(rows), "cases": rows}
 
@@ -87,9 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("data_dir")
     p.add_argument("--gpu", default="h200")
+    p.add_argument("--onnx-dir", default="", help="the graphs to predict (default DATA_DIR/onnx)")
     p.add_argument("--out", default="")
     a = p.parse_args(argv)
-    res = run(a.data_dir, a.gpu)
+    res = run(a.data_dir, a.gpu, a.onnx_dir)
     out = Path(a.out) if a.out else Path(a.data_dir) / "accuracy.json"
     out.write_text(json.dumps(res, indent=1) + "\n")
     print(summary(res))

@@ -137,16 +137,19 @@ def attention_math(q, k, v, causal: bool, groups: int, head_dim: int):
     """softmax(q k^T / sqrt(D)) v with query heads grouped per key/value head (no key/value copies).
 
     q [B, H, Sq, D], k and v [B, KV, Sk, D] with H = groups x KV; causal aligns the last query with the
-    last key. ``groups`` and ``head_dim`` are Python ints (static in a traced graph).
+    last key. ``groups`` and ``head_dim`` are Python ints (static in a traced graph). Written as ONNX's
+    scaled-dot-product-attention decomposition (q and k^T each scaled by D^-1/4, MatMul, additive mask,
+    Softmax, MatMul), the form the predictor fuses into one attention kernel (graph/runtime.py ``sdpa``).
     """
     b, h, sq, d = q.shape[0], groups * k.shape[1], q.shape[2], head_dim
     kvh, sk = k.shape[1], k.shape[2]
     g = groups
+    root = 1.0 / math.sqrt(math.sqrt(d))
     qg = q.reshape(b, kvh, g * sq, d) if g > 1 else q
-    s = torch.matmul(qg, k.transpose(-1, -2)) * (1.0 / math.sqrt(d))
+    s = torch.matmul(qg * root, k.transpose(-1, -2) * root)
     if causal:
         mask = torch.triu(torch.full((sq, sk), float("-inf"), device=q.device, dtype=s.dtype), diagonal=1)
-        s = (s.reshape(b, kvh, g, sq, sk) + mask).reshape(b, kvh, g * sq, sk) if g > 1 else s + mask
+        s = s + (mask.repeat(g, 1) if g > 1 else mask)
     p = torch.softmax(s, dim=-1)
     o = torch.matmul(p, v)
     return o.reshape(b, h, sq, d) if g > 1 else o

@@ -13,7 +13,7 @@ decoders; nothing is downloaded). Protocol per architecture, in its own process 
     (batch, context) as serving engines run it; a case whose cache does not fit is recorded as skipped;
   * each case: side-stream warm-up, capture, 3 warm replays, then `repeats` rounds of n replays each timed
     by its own CUDA events (calibration/networks/gpu_common.py); median of the round medians.
-Exports (a CPU child process running beside the GPU work, fp32, TorchScript exporter, opset 17): per
+Exports (a CPU child process running beside the GPU work, fp32, TorchScript exporter, opset 20): per
 architecture `<arch>.prefill.onnx` (input_ids [batch, sequence]) and `<arch>.decode.onnx` (input_ids
 [batch, 1] plus past_key_values.<i>.key/value [batch, kv_heads, past_sequence, head_dim]; outputs logits and
 present.<i>.key/value), traced at batch 2, sequence 16 / past 16 with those axes dynamic, weight-free
@@ -40,7 +40,7 @@ ARCHS = ("llama", "gpt2", "opt")
 PRECISIONS = ("fp16", "bf16")
 ROOT = Path(__file__).resolve().parents[2]
 EXPORT_BATCH, EXPORT_SEQ = 2, 16          # trace sizes > 1 so that no axis is specialised
-OPSET = 17
+OPSET = 20                                 # Gelu (tanh) as one op, LayerNormalization native
 SIZES = {"prompts": "128,512,2048,8192", "prefill_batches": "1,4", "contexts": "128,512,2048,8192",
          "batches": "1,4,16,64"}
 DRY_SIZES = {"prompts": "8,16", "prefill_batches": "1,2", "contexts": "8,16", "batches": "1,2"}
