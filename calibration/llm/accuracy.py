@@ -85,18 +85,50 @@ def summary(res: dict) -> str:
     return "\n".join(lines)
 
 
+def plot(res: dict, path: str, precision: str = "fp16") -> None:
+    """Decode tokens/s against batch, measured (markers) and predicted (dashed), one panel per architecture."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in res["cases"] if r["kind"] == "decode" and r["precision"] == precision and "predicted_s" in r]
+    archs = sorted({r["arch"] for r in rows})
+    fig, axes = plt.subplots(1, len(archs), figsize=(4.2 * len(archs), 3.8), squeeze=False)
+    for ax, arch in zip(axes[0], archs):
+        for k, ctx in enumerate(sorted({r["context"] for r in rows if r["arch"] == arch})):
+            pts = sorted((r for r in rows if r["arch"] == arch and r["context"] == ctx), key=lambda r: r["batch"])
+            color = f"C{k}"
+            ax.plot([r["batch"] for r in pts], [r["batch"] / r["measured_s"] for r in pts], "o-", color=color,
+                    label=f"context {ctx}")
+            ax.plot([r["batch"] for r in pts], [r["batch"] / r["predicted_s"] for r in pts], "--", color=color)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"{arch} decode, {precision} (H200)")
+        ax.set_xlabel("batch")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("tokens/s: measured (o), predicted (--)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("data_dir")
     p.add_argument("--gpu", default="h200")
     p.add_argument("--onnx-dir", default="", help="the graphs to predict (default DATA_DIR/onnx)")
     p.add_argument("--out", default="")
+    p.add_argument("--plot", default="", help="decode tokens/s chart, measured against predicted (.png)")
     a = p.parse_args(argv)
     res = run(a.data_dir, a.gpu, a.onnx_dir)
     out = Path(a.out) if a.out else Path(a.data_dir) / "accuracy.json"
     out.write_text(json.dumps(res, indent=1) + "\n")
     print(summary(res))
     print(f"wrote {out}")
+    if a.plot:
+        plot(res, a.plot)
     return 0
 
 
