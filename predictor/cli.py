@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUBCOMMANDS = ("calibrate", "validate", "compare", "sweep")
+SUBCOMMANDS = ("calibrate", "validate", "compare", "sweep", "serve")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -121,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_distributed(p)
     _surface_args(p)
+    p.add_argument("--branch", choices=("then", "else", "max"), default="max",
+                   help="an If whose condition is data: cost its then or else branch, or both and keep the larger "
+                   "(max, the default; both times are reported)")
+    p.add_argument("--loop-trips", type=_trips_arg, action="append", default=[], metavar="NAME=N",
+                   help="trip count of the Loop node NAME where it is data (repeatable)")
     return p
 
 
@@ -133,6 +138,13 @@ def _surface_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar (there is none when stderr is not "
                    "a terminal)")
     p.add_argument("--version", action="version", version=f"predict {__version__}")
+
+
+def _trips_arg(text: str) -> tuple[str, int]:
+    name, sep, n = text.rpartition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=N, got '{text}'")
+    return name, _positive_int(n)
 
 
 def _common_args(p: argparse.ArgumentParser, formats=("table", "json")) -> None:
@@ -184,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
         with staged():  # every file of the command is renamed into place together, or none
             if argv and argv[0] in SUBCOMMANDS:
                 return _subcommand(argv[0], argv[1:])
-            return _predict(build_parser().parse_args(argv))
+            args = build_parser().parse_args(argv)
+            from .graph.control_flow import options as control_flow_options
+
+            with control_flow_options(args.branch, dict(args.loop_trips)):
+                return _predict(args)
     except PredictorError as e:
         _print_error(clean_line(str(e)))  # one line without control characters, whatever names it quotes
         return 2
@@ -237,6 +253,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from .gridsweep import cli_main
 
         return cli_main(rest)
+    if name == "serve":  # LLM serving: prefill, decode, tokens/s, KV cache (predictor/serve.py)
+        from .serve import main as serve_main
+
+        return serve_main(rest)
     return 2
 
 

@@ -40,16 +40,33 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
     if is_mixed(pol.name):  # torch.autocast: per-node precision and the casts it launches
         mixed = autocast(graph, pol.name)
         graph, node_pol = mixed.graph, mixed.node_policy
+    qnotes: tuple[str, ...] = ()
+    if not is_mixed(pol.name):  # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py)
+        from .quant import has_quantisation, quantise
+
+        if has_quantisation(graph):
+            q = quantise(graph)
+            graph, node_pol, qnotes = q.graph, q.node_policy, q.notes
     if passes:  # after autocast: fused nodes keep their last member's name, hence its precision policy
         graph = apply_passes(graph, passes)
     gc = cost_graph(graph.nodes, pol, graph.opset or 21, traffic, frozenset(t.name for t in graph.inputs),
                     node_policies=node_pol)
     not_costed = gc.not_costed
+    control = getattr(graph, "control", None)
+    if control is not None:  # If/Loop/Scan bodies (graph/control_flow.py): what could not be costed
+        for k, v in control.not_costed.items():
+            not_costed[k] = not_costed.get(k, 0) + v
     if strict and not_costed:
         listing = ", ".join(f"{k} x{v}" for k, v in sorted(not_costed.items()))
         raise PredictorError(f"--strict: ops the cost model does not know: {listing}")
     by_name = {n.name: n for n in graph.nodes}
     ops = tuple(cal.predict_op(by_name[c.name], c, profile, node_pol.get(c.name, pol)) for c in gc.costs)
+    notes = tuple(getattr(graph, "notes", ())) + qnotes
+    if control is not None:  # repeat Loop/Scan bodies, keep the larger branch of a data-dependent If
+        from .graph.control_flow import resolve
+
+        ops, cf_notes = resolve(ops, control)
+        notes += cf_notes
     eager = getattr(cal, "eager_time_s", None)
     return NetworkPrediction(
         model=os.path.basename(graph.path),
@@ -62,6 +79,7 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
         eager_time_s=eager(list(ops), 0) if eager is not None else None,
         optimizations=passes,
         op_info=frozen_map({c.name: op_info(by_name[c.name]) for c in gc.costs}),
+        notes=notes,
     )
 
 

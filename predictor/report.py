@@ -59,6 +59,8 @@ def to_json_dict(pred: NetworkPrediction, profile: MachineProfile) -> dict:
     from .table import json_extras  # per op: op_class, output_shape, params, intensity; per class: totals
 
     json_extras(doc, pred)
+    if getattr(pred, "notes", ()):
+        doc["notes"] = list(pred.notes)
     if getattr(pred, "mode", "infer") == "train":  # a training step: phases, memory (predictor/train/report.py)
         from .train.report import extend_json
 
@@ -133,6 +135,7 @@ def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) ->
     moved = transfer_of(str(pred.calibration), profile)
     if moved is not None:
         lines.append(moved.summary())
+    lines += [f"note: {n}" for n in getattr(pred, "notes", ())]
     from .table import LEGEND, OP_HEADER, class_lines, op_lines
 
     lines += class_lines(pred) + [""]

@@ -192,6 +192,7 @@ class NetworkPrediction:
     optimizations: tuple[str, ...] = ()  # graph optimisation passes applied (predictor/optimize), in order
     # node name -> predictor.opinfo.OpInfo (output shape, parameters) for the per-op table; empty when not known
     op_info: Mapping[str, Any] = field(default_factory=frozen_map)
+    notes: tuple[str, ...] = ()  # what the loader or costing changed or assumed (opset upgrade, branch taken, ...)
 
     @property
     def total_time_s(self) -> float:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from ..types import Node, PredictorError, TensorInfo, frozen_map
 from . import shapes as shape_fns
+from . import shapes_contrib  # noqa: F401  (registers the shape rules of com.microsoft fusions, MatMulNBits)
 from .protoscan import read_model_bytes
 from .shapes import ONNX_TYPE_NAMES, ONNX_TYPES, RawNode, Val
 
@@ -47,6 +48,8 @@ class Graph:
     outputs: tuple[TensorInfo, ...]
     producer: str = ""
     input_bindings: Mapping[str, tuple[int, ...]] = field(default_factory=frozen_map)
+    notes: tuple[str, ...] = ()  # what the loader changed to read the model (e.g. an opset upgrade)
+    control: object = None  # graph/control_flow.ControlFlow when If/Loop/Scan bodies were inlined
 
     @cached_property
     def digraph(self):
@@ -157,6 +160,8 @@ def load_model_proto(model: onnx.ModelProto, batch: int | None = None,
     was_enabled = gc.isenabled()
     gc.disable()
     try:
+        if _has_control_flow(model):
+            return _load_control_flow(model, batch, shapes, path)
         return _load(model, batch, shapes, path)
     finally:
         if was_enabled:
@@ -169,6 +174,8 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
         _dense_stubs(model)
     if model.functions:
         model = _inline(model)
+    opset = opset_of(model)
+    model, notes = _upgrade_old_opset(model, opset)
     opset = opset_of(model)
     if opset and not 7 <= opset <= 30:
         raise PredictorError(f"unsupported default-domain opset {opset}")
@@ -219,7 +226,53 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
         outputs=tuple(info(o.name) for o in g.output),
         producer=f"{model.producer_name} {model.producer_version}".strip(),
         input_bindings=frozen_map(bindings),
+        notes=notes,
     )
+
+
+def _has_control_flow(model: onnx.ModelProto) -> bool:
+    return any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node)
+
+
+def _load_control_flow(model: onnx.ModelProto, batch, shapes, path: str) -> Graph:
+    """Load once to fold conditions, trip counts and shapes, then again with the bodies inlined
+    (graph/control_flow.py)."""
+    from dataclasses import replace
+
+    from . import control_flow
+
+    control_flow.name_control_nodes(model)
+    pristine = type(model)()
+    pristine.CopyFrom(model)
+    first = _load(model, batch, shapes, path)
+    pristine, _ = _upgrade_old_opset(pristine, opset_of(pristine))
+    known: dict[str, tuple] = {}
+    tensor_shapes: dict[str, tuple] = {}
+    for n in first.nodes:
+        known.update(n.const_inputs)
+        for t in (*n.inputs, *n.outputs):
+            if t is not None and t.shape is not None:
+                tensor_shapes[t.name] = t.shape
+    try:
+        inlined, cf = control_flow.inline(pristine, known, tensor_shapes, first.opset)
+        g = _load(inlined, batch, shapes, path)
+    except PredictorError:
+        raise
+    except Exception as e:  # a body we cannot inline: the control nodes stay, reported as not costed
+        cf = control_flow.ControlFlow(frozen_map(), frozen_map(),
+                                      notes=(f"control-flow bodies not inlined: {_one_line(e)}",))
+        return replace(first, control=cf)
+    return replace(g, control=cf, notes=first.notes + g.notes)
+
+
+def _upgrade_old_opset(model: onnx.ModelProto, opset: int) -> tuple[onnx.ModelProto, tuple[str, ...]]:
+    """An opset older than the cost model reads is converted (graph/upgrade.py); else the model as it is."""
+    from . import upgrade
+
+    if not upgrade.needs_upgrade(opset):
+        return model, ()
+    model, note = upgrade.upgrade(model, opset)
+    return model, (note,)
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,11 +5,13 @@ from ..precision import FLOAT_DTYPES
 
 _CLASSES: dict[str, tuple[str, ...]] = {
     "conv": ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "FusedConv"),
-    "gemm": ("MatMul", "Gemm", "Einsum", "MatMulInteger", "QLinearMatMul", "FusedMatMul"),
-    "attention": ("Attention", "MultiHeadAttention", "FusedAttention"),
+    "gemm": ("MatMul", "Gemm", "Einsum", "MatMulInteger", "QLinearMatMul", "FusedMatMul",
+             "MatMulNBits"),
+    "attention": ("Attention", "MultiHeadAttention", "FusedAttention", "GroupQueryAttention"),
     "rnn": ("LSTM", "GRU", "RNN"),
     "norm": ("BatchNormalization", "LayerNormalization", "GroupNormalization", "InstanceNormalization",
-             "LpNormalization", "SimplifiedLayerNormalization", "RMSNormalization", "MeanVarianceNormalization"),
+             "LpNormalization", "SimplifiedLayerNormalization", "RMSNormalization", "MeanVarianceNormalization",
+             "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"),
     "softmax": ("Softmax", "LogSoftmax", "Hardmax"),
     "reduce": ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "TopK", "FusedReduction"),

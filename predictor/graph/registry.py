@@ -41,8 +41,9 @@ def lookup(op_type: str, domain: str = "") -> Formula | None:
 
 
 def registered_ops() -> list[str]:
+    """Op types with a formula; those of another domain as ``domain.OpType`` (com.microsoft.Attention)."""
     _load_ops()
-    return sorted(op for (_, op) in _FORMULAS)
+    return sorted(f"{dom}.{op}" if dom else op for (dom, op) in _FORMULAS)
 
 
 _loaded = False

@@ -244,7 +244,7 @@ def predict_training_graph(graph: Graph, profile: MachineProfile, precision: str
             eager_by_phase[name] = cum - prev if upto else 0.0
             prev = cum
     memory, trace = estimate_memory(plan, profile)
-    if max_batch_graph is not None and batch:
+    if max_batch_graph is not None and batch and not unsupported:  # with work missing, no claim is made
         other = _batch_of(max_batch_graph)
         if other and other != batch:
             fwd2 = predict_graph(max_batch_graph, profile, precision, Uncalibrated(), strict=False, batch=other,
@@ -252,7 +252,13 @@ def predict_training_graph(graph: Graph, profile: MachineProfile, precision: str
             _, trace2 = estimate_memory(plan_step(max_batch_graph, fwd2.ops, pol, optimizer, impl, loss, optimize),
                                         profile)
             memory = replace(memory, max_batch=mem.max_batch(batch, trace, other, trace2, memory.usable_bytes))
-    notes = tuple(f"graph optimisation pass {p} applied to the forward" for p in fwd.optimizations)
+    notes = tuple(getattr(fwd, "notes", ()))
+    notes += tuple(f"graph optimisation pass {p} applied to the forward" for p in fwd.optimizations)
+    control = getattr(graph, "control", None)
+    if control is not None and control.repeats:
+        notes += ("Loop/Scan bodies: the forward is repeated per iteration, the backward costed for one iteration",)
+    if unsupported and max_batch_graph is not None:
+        notes += ("largest batch not given: some ops are not costed (their memory is missing too)",)
     if not any(n.op_type == "Dropout" for n in graph.nodes):
         notes += ("no Dropout nodes in the graph (an eval-mode export): dropout kernels not counted",)
     return TrainingPrediction(

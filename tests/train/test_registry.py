@@ -11,7 +11,8 @@ def test_every_family_is_registered():
         assert op in ops
     assert registry.lookup("AmpCast", "ai.predictor") is not None
     assert registry.lookup("Conv", "ai.onnx") is registry.lookup("Conv")
-    assert registry.lookup("LSTM") is None and registry.lookup("FancyOp", "acme") is None
+    assert registry.lookup("LSTM") is not None and registry.lookup("GRU").fn is registry.lookup("RNN").fn
+    assert registry.lookup("NonMaxSuppression") is None and registry.lookup("FancyOp", "acme") is None
 
 
 def test_registering_twice_raises():

@@ -14,5 +14,6 @@ from . import (  # noqa: F401  (imported for their @backward side effects)
     normalization,
     pooling,
     reduction,
+    rnn,
     views,
 )

@@ -1,0 +1,464 @@
+"""LLM serving from a decoder ONNX: prefill time, per-token decode time, tokens/s, KV-cache bytes and what fits.
+
+    predict serve MODEL --gpu G [--precision fp16] [--prompt 512] [--context 2048] [--batches 1,4,16,64]
+        [--contexts 512,2048,8192] [--weights float|int8|int4] [--format table|json] [--plot FILE]
+
+Two kinds of graph:
+
+* a **decode graph** (inputs ``past_key_values.<i>.key/value`` or any rank-4 ``past*`` input
+  [batch, kv_heads, past, head_dim], or rank-5 [2, batch, kv_heads, past, head_dim] holding K and V): a decode step at context C binds the token input to [batch, 1] and every
+  past input to [batch, kv_heads, C, head_dim] (an attention mask to [batch, C + 1], position ids to [batch, 1])
+  and predicts the graph. Its ``Concat(past, new)`` nodes are how exporters write the cache; a serving engine
+  appends in place (a static or paged cache), so their time is scaled to the appended token's share,
+  1 / (C + 1). Prefill binds the token input to [batch, prompt] with a 1-token past (when the graph's sequence
+  axis is symbolic).
+* a **plain (prefill) graph** (input_ids [batch, sequence], no past inputs): prefill binds the sequence to the
+  prompt length. Decode at context C is derived: the graph at one token (every weight read once, the per-token
+  work), plus per attention layer the KV-cache read of 2 x batch x C x heads x head_dim elements at the HBM
+  bandwidth (the decode attention kernel streams the cache; its 4 x batch x heads x C x head_dim FLOPs never bound
+  it). Attention layers and their heads are found as the Softmax over [batch, heads, S, S] scores and the
+  [batch, heads, S, head_dim] values its product reads (scores [batch, kv_heads, groups x S, S] when the query
+  heads are grouped per key/value head); NB: a graph that repeats key/value heads for grouped-query attention
+  before the product is counted with the repeated heads (an over-estimate).
+
+KV-cache bytes per token = layers x 2 x kv_heads x head_dim x the precision's bytes; weights = the graph's
+initializers (floats at the precision's bytes, integer/packed weights as stored). The largest batch at a context
+is (usable memory - weights) / (context x KV bytes per token), usable memory as for training (the device's memory
+less the CUDA context reserve; activations of a decode step are small and not counted).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Mapping
+
+from .types import MemLevel, NetworkPrediction, PredictorError
+
+DEFAULT_BATCHES = (1, 4, 16, 64)
+DEFAULT_CONTEXTS = (512, 2048, 8192)
+MAX_SOFTMAX_FOLLOW = 3   # Cast / Dropout / Identity between a Softmax and its value product
+
+
+@dataclass(frozen=True)
+class KVGeometry:
+    layers: int
+    kv_heads: int
+    head_dim: int
+    source: str                      # "past inputs" | "attention in the graph"
+
+    def bytes_per_token(self, elem_bytes: int) -> int:
+        return self.layers * 2 * self.kv_heads * self.head_dim * elem_bytes
+
+
+@dataclass(frozen=True)
+class DecodePoint:
+    batch: int
+    context: int
+    time_s: float
+    tokens_per_s: float
+    kv_cache_bytes: float
+    fits: bool
+
+
+@dataclass(frozen=True)
+class ServePrediction:
+    model: str
+    gpu: str
+    precision: str
+    graph_kind: str                  # "decode" | "prefill"
+    kv: KVGeometry
+    kv_bytes_per_token: int
+    weight_bytes: float
+    usable_bytes: float
+    prompt: int | None
+    prefill_batch: int
+    prefill_s: float | None
+    prefill_flops: float
+    prefill_hbm_bytes: float
+    context: int
+    decode: tuple[DecodePoint, ...]
+    decode_flops: float
+    decode_hbm_bytes: float
+    max_batch: Mapping[int, int]     # context -> largest batch that fits
+    notes: tuple[str, ...] = field(default=())
+
+    def point(self, batch: int, context: int) -> DecodePoint | None:
+        return next((p for p in self.decode if p.batch == batch and p.context == context), None)
+
+
+# ----------------------------------------------------------------------------- the graph's serving inputs
+@dataclass(frozen=True)
+class _Inputs:
+    tokens: str
+    token_dims: tuple
+    past: tuple[tuple[str, tuple], ...]
+    mask: str | None
+    positions: str | None
+
+
+def _dims(vi) -> tuple:
+    tt = vi.type.tensor_type
+    return tuple(d.dim_param or (int(d.dim_value) if d.HasField("dim_value") else "?") for d in tt.shape.dim)
+
+
+def _inputs(path: str) -> _Inputs:
+    from .graph.loader import read_model
+
+    m = read_model(path)
+    inits = {t.name for t in m.graph.initializer}
+    ins = [i for i in m.graph.input if i.name not in inits]
+    tokens = next((i for i in ins if "input_ids" in i.name), None)
+    if tokens is None:
+        tokens = next((i for i in ins if i.type.tensor_type.elem_type in (6, 7) and len(_dims(i)) == 2), None)
+    if tokens is None:
+        raise PredictorError("serve: no token input (an int input named input_ids, or any rank-2 integer input)")
+    past = tuple((i.name, _dims(i)) for i in ins if "past" in i.name.lower() and len(_dims(i)) in (4, 5))
+    mask = next((i.name for i in ins if "mask" in i.name.lower() and len(_dims(i)) == 2), None)
+    positions = next((i.name for i in ins if "position" in i.name.lower() and len(_dims(i)) == 2), None)
+    return _Inputs(tokens.name, _dims(tokens), past, mask, positions)
+
+
+def _past_axes(dims: tuple) -> tuple[int, int]:
+    """(batch axis, past-length axis) of a past input: [batch, heads, past, dim], or [2, batch, heads, past, dim]
+    (K and V stacked, older GPT-2 exports): the first symbolic dim is the batch, the next the past length."""
+    sym = [k for k, d in enumerate(dims) if not isinstance(d, int)]
+    if len(sym) >= 2:
+        return sym[0], sym[1]
+    batch = 1 if len(dims) == 5 else 0
+    return batch, (sym[0] if sym and sym[0] != batch else len(dims) - 2)
+
+
+def _shapes(inp: _Inputs, batch: int, seq: int, past: int) -> dict[str, tuple[int, ...]]:
+    out = {inp.tokens: (batch, seq)}
+    for name, dims in inp.past:
+        b_axis, axis = _past_axes(dims)
+        full = [batch if k == b_axis else (past if k == axis else d) for k, d in enumerate(dims)]
+        if not all(isinstance(d, int) for d in full):
+            raise PredictorError(f"serve: past input '{name}' has dims {list(dims)}: only batch and the past length "
+                                 "may be symbolic")
+        out[name] = tuple(full)
+    if inp.mask:
+        out[inp.mask] = (batch, past + seq if inp.past else seq)
+    if inp.positions:
+        out[inp.positions] = (batch, seq)
+    return out
+
+
+# ----------------------------------------------------------------------------- geometry
+def _kv_from_past(inp: _Inputs) -> KVGeometry:
+    dims = inp.past[0][1]
+    stacked = len(dims) == 5                       # one input holds K and V
+    layers = len(inp.past) if stacked else len(inp.past) // 2
+    b_axis, axis = _past_axes(dims)
+    rest = [d for k, d in enumerate(dims) if k not in (b_axis, axis) and not (stacked and k == 0)]
+    return KVGeometry(max(layers, 1), int(rest[0]), int(rest[1]), "past inputs")
+
+
+def _kv_from_attention(graph) -> KVGeometry | None:
+    consumers: dict[str, list] = {}
+    for n in graph.nodes:
+        for t in n.inputs:
+            if t is not None:
+                consumers.setdefault(t.name, []).append(n)
+    layers, heads, head_dim = 0, 0, 0
+    for n in graph.nodes:
+        s = n.outputs[0].shape if n.op_type == "Softmax" and n.outputs else None
+        if s is None or len(s) != 4 or s[2] % s[3]:   # [B, H, S, S], or [B, KV, groups x S, S] (GQA)
+            continue
+        frontier = {n.outputs[0].name}
+        for _ in range(MAX_SOFTMAX_FOLLOW + 1):   # through Cast / Dropout / Where(IsNaN(p), 0, p) ...
+            users = [c for t in frontier for c in consumers.get(t, [])]
+            mm = next((c for c in users if c.op_type == "MatMul" and c.inputs[0] is not None
+                       and c.inputs[0].name in frontier), None)
+            if mm is not None:
+                v = mm.inputs[1].shape if mm.inputs[1] is not None else None
+                if v is not None and len(v) == 4:
+                    layers += 1
+                    heads, head_dim = v[1], v[3]
+                break
+            frontier = {o.name for c in users for o in c.outputs if o.name}
+    return KVGeometry(layers, heads, head_dim, "attention in the graph") if layers else None
+
+
+def _weight_bytes(graph, pol) -> float:
+    seen: dict[str, float] = {}
+    for n in graph.nodes:
+        for t in n.inputs:
+            if t is not None and t.is_initializer and t.shape is not None and t.name not in seen:
+                numel = math.prod(t.shape)
+                if numel >= 1024:
+                    seen[t.name] = numel * pol.dtype_bytes(t.dtype)
+    return float(sum(seen.values()))
+
+
+# ----------------------------------------------------------------------------- prediction
+def _predict(path, profile, precision, cal, shapes, batch, weights: str = "float") -> tuple[object, NetworkPrediction]:
+    from .graph.loader import load
+    from .predict import predict_graph
+    from .weight_quant import quantise_weights
+
+    g, _ = quantise_weights(load(path, batch=batch, shapes=shapes), weights)
+    return g, predict_graph(g, profile, precision, cal, batch=batch)
+
+
+def _in_place_cache(pred: NetworkPrediction, past_names: set[str], context: int) -> float:
+    """Total time with each Concat(past, new) scaled to the appended token's share."""
+    total = 0.0
+    for o in pred.ops:
+        t = o.time_s
+        if o.cost.op_type == "Concat" and _reads_past(o, past_names):
+            t = t / (context + 1)
+        total += t
+    return total
+
+
+def _reads_past(op, past_names: set[str]) -> bool:
+    return any(name in past_names for name in op.cost.work.input_bytes)
+
+
+def predict_serving(path: str, profile, precision: str = "fp16", calibration=None, prompt: int = 512,
+                    context: int = 2048, batches=DEFAULT_BATCHES, contexts=DEFAULT_CONTEXTS,
+                    prefill_batch: int = 1, weights: str = "float") -> ServePrediction:
+    import os
+
+    from .precision import policy as get_policy
+    from .train import memory as mem
+    from .train.step import _memory_bytes
+
+    pol = get_policy(precision)
+    elem = pol.storage_bytes
+    inp = _inputs(path)
+    notes: list[str] = []
+    contexts = tuple(sorted(set(contexts) | {context}))
+    batches = tuple(sorted(set(batches)))
+    hbm = profile.bandwidth(MemLevel.HBM)
+    decode_points: list[DecodePoint] = []
+    prefill_s = None
+    prefill_flops = prefill_bytes = decode_flops = decode_bytes = 0.0
+    seq_symbolic = not isinstance(inp.token_dims[1], int)
+    if inp.past:
+        kind = "decode"
+        kv = _kv_from_past(inp)
+        past_names = {n for n, _ in inp.past}
+        g = None
+        for c in contexts:
+            for b in batches:
+                g, pred = _predict(path, profile, precision, calibration, _shapes(inp, b, 1, c), b, weights)
+                t = _in_place_cache(pred, past_names, c)
+                decode_points.append(DecodePoint(b, c, t, b / t, float(b * c * kv.bytes_per_token(elem)), True))
+                if b == batches[0] and c == context:
+                    decode_flops, decode_bytes = pred.total_flops, pred.total_bytes(MemLevel.HBM)
+        notes.append("decode: the graph's Concat(past, new) cache nodes scaled to an in-place append (1 / (C + 1))")
+        if seq_symbolic:
+            _, pp = _predict(path, profile, precision, calibration, _shapes(inp, prefill_batch, prompt, 1),
+                             prefill_batch, weights)
+            prefill_s, prefill_flops, prefill_bytes = pp.total_time_s, pp.total_flops, pp.total_bytes(MemLevel.HBM)
+            notes.append("prefill: the decode graph with the prompt as its input and a 1-token past")
+        else:
+            notes.append("prefill: not derivable from a decode graph whose token input is fixed at "
+                         f"{inp.token_dims[1]} (give the prefill graph)")
+        weight_total = _weight_bytes(g, pol)
+    else:
+        kind = "prefill"
+        try:
+            g, pp = _predict(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
+                             prefill_batch, weights)
+        except PredictorError as e:
+            if not isinstance(inp.token_dims[1], int):
+                raise
+            prompt = inp.token_dims[1]
+            notes.append(f"prefill: the graph's sequence is fixed ({e}); prompt = its {prompt} tokens")
+            g, pp = _predict(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
+                             prefill_batch, weights)
+        prefill_s, prefill_flops, prefill_bytes = pp.total_time_s, pp.total_flops, pp.total_bytes(MemLevel.HBM)
+        found = _kv_from_attention(g)
+        if found is None:
+            raise PredictorError("serve: no attention found in the graph (Softmax over [batch, heads, S, S] scores "
+                                 "followed by the value product): cannot derive the KV cache")
+        kv = found
+        weight_total = _weight_bytes(g, pol)
+        one: dict[int, NetworkPrediction] = {}
+        for b in batches:
+            try:
+                _, one[b] = _predict(path, profile, precision, calibration, {inp.tokens: (b, 1)}, b, weights)
+            except PredictorError as e:
+                raise PredictorError(f"serve: the graph does not load at one token per sequence ({e}); export it "
+                                     "with a dynamic sequence axis") from None
+        for c in contexts:
+            for b in batches:
+                kv_read = b * c * kv.bytes_per_token(elem)
+                t = one[b].total_time_s + kv_read / hbm
+                decode_points.append(DecodePoint(b, c, t, b / t, float(kv_read), True))
+        base = one[batches[0]]
+        decode_flops = base.total_flops + 4 * batches[0] * context * kv.kv_heads * kv.head_dim * kv.layers
+        decode_bytes = base.total_bytes(MemLevel.HBM) + batches[0] * context * kv.bytes_per_token(elem)
+        notes.append("decode: derived from the graph at one token plus the KV-cache read per attention layer at the "
+                     "HBM bandwidth")
+    if weights != "float":
+        notes.append(f"weights: every MatMul weight as {weights} MatMulNBits (block 32, symmetric), activations at "
+                     f"{pol.name}")
+    usable = max(_memory_bytes(profile) - mem.CONTEXT_RESERVE_BYTES, 0.0)
+    per_token = kv.bytes_per_token(elem)
+    max_batch = {c: max(0, int((usable - weight_total) // (c * per_token))) for c in contexts}
+    decode_points = [DecodePoint(p.batch, p.context, p.time_s, p.tokens_per_s, p.kv_cache_bytes,
+                                 p.kv_cache_bytes + weight_total <= usable) for p in decode_points]
+    return ServePrediction(model=os.path.basename(path), gpu=profile.name, precision=pol.name, graph_kind=kind, kv=kv,
+                           kv_bytes_per_token=per_token, weight_bytes=weight_total, usable_bytes=usable, prompt=prompt,
+                           prefill_batch=prefill_batch, prefill_s=prefill_s, prefill_flops=prefill_flops,
+                           prefill_hbm_bytes=prefill_bytes, context=context, decode=tuple(decode_points),
+                           decode_flops=decode_flops, decode_hbm_bytes=decode_bytes, max_batch=max_batch,
+                           notes=tuple(notes))
+
+
+# ----------------------------------------------------------------------------- output
+def _t(s: float | None) -> str:
+    if s is None:
+        return "-"
+    return f"{s * 1e3:.3f} ms" if s >= 1e-3 else f"{s * 1e6:.1f} us"
+
+
+def _b(x: float) -> str:
+    for unit, f in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if x >= f:
+            return f"{x / f:.3g} {unit}"
+    return f"{x:.0f} B"
+
+
+def to_table(sp: ServePrediction, profile) -> str:
+    kv = sp.kv
+    lines = [f"model {sp.model} on {profile.full_name} ({sp.gpu}), precision {sp.precision}, serving "
+             f"({sp.graph_kind} graph)",
+             f"KV cache        {_b(sp.kv_bytes_per_token)} per token ({kv.layers} layers x K,V x {kv.kv_heads} heads x "
+             f"{kv.head_dim}, from the {kv.source})",
+             f"weights         {_b(sp.weight_bytes)}; usable memory {_b(sp.usable_bytes)}"]
+    if sp.prefill_s is not None:
+        toks = sp.prefill_batch * (sp.prompt or 0)
+        lines.append(f"prefill         prompt {sp.prompt} x batch {sp.prefill_batch}: {_t(sp.prefill_s)} to first token "
+                     f"({toks / sp.prefill_s:,.0f} tokens/s; {sp.prefill_flops / sp.prefill_s / 1e12:.1f} TFLOP/s)")
+    else:
+        lines.append("prefill         -")
+    p = sp.point(min(b.batch for b in sp.decode), sp.context)
+    if p is not None:
+        lines.append(f"decode          context {sp.context} x batch {p.batch}: {_t(p.time_s)} per token "
+                     f"({p.tokens_per_s:,.0f} tokens/s)")
+    ctxs = sorted({q.context for q in sp.decode})
+    lines.append("tokens/s        " + "batch \\ context".rjust(16) + "".join(f"{c:>12}" for c in ctxs))
+    for b in sorted({q.batch for q in sp.decode}):
+        row = "".join(f"{sp.point(b, c).tokens_per_s:>11,.0f}{'' if sp.point(b, c).fits else '*'}" for c in ctxs)
+        lines.append(" " * 16 + f"{b:>16}" + row)
+    if any(not q.fits for q in sp.decode):
+        lines.append(" " * 16 + "* the KV cache and weights do not fit in memory at this batch x context")
+    lines.append("largest batch   " + ", ".join(f"context {c}: {n:,}" for c, n in sorted(sp.max_batch.items())))
+    lines += [f"note            {n}" for n in sp.notes]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(sp: ServePrediction, profile) -> str:
+    doc = asdict(sp)
+    doc["max_batch"] = {str(k): v for k, v in sp.max_batch.items()}
+    doc["gpu"] = profile.name
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def write_chart(sp: ServePrediction, profile, path: str) -> None:
+    """tokens/s against batch per context (left) and prefill / decode on the time-based roofline (right)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .precision import policy as get_policy
+
+    fig, (ax, rf) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for c in sorted({q.context for q in sp.decode}):
+        pts = sorted((q for q in sp.decode if q.context == c), key=lambda q: q.batch)
+        ax.plot([q.batch for q in pts], [q.tokens_per_s for q in pts], marker="o", label=f"context {c}")
+        for q in pts:
+            if not q.fits:
+                ax.plot(q.batch, q.tokens_per_s, "x", color="red")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("batch (sequences decoded together)")
+    ax.set_ylabel("decode tokens/s (predicted)")
+    ax.set_title(f"{sp.model}: decode throughput ({sp.precision}, {sp.gpu})")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    pol = get_policy(sp.precision)
+    peak = profile.peak(*pol.matmul) or max(profile.peak_flops_per_s.values())
+    hbm = profile.bandwidth(MemLevel.HBM)
+    xs = [10 ** (k / 10) for k in range(-10, 41)]
+    rf.plot(xs, [min(peak, x * hbm) for x in xs], color="black", lw=1)
+    p = sp.point(min(q.batch for q in sp.decode), sp.context)
+    marks = []
+    if sp.prefill_s and sp.prefill_hbm_bytes:
+        marks.append((f"prefill {sp.prompt} tokens", sp.prefill_flops / sp.prefill_hbm_bytes,
+                      sp.prefill_flops / sp.prefill_s))
+    if p is not None and sp.decode_hbm_bytes:
+        marks.append((f"decode, context {sp.context}", sp.decode_flops / sp.decode_hbm_bytes, sp.decode_flops / p.time_s))
+    for label, x, y in marks:
+        rf.plot(x, y, "o", ms=8)
+        rf.annotate(label, (x, y), textcoords="offset points", xytext=(8, 6))
+    rf.set_xscale("log")
+    rf.set_yscale("log")
+    rf.set_xlabel("arithmetic intensity (FLOP per HBM byte)")
+    rf.set_ylabel("FLOP/s (predicted)")
+    rf.set_title("prefill is compute-bound, decode memory-bound")
+    rf.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------------------- command line
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma list of whole numbers") from None
+    if not out or any(v <= 0 or v > 2**31 for v in out):
+        raise argparse.ArgumentTypeError(f"'{text}': values must be between 1 and 2**31")
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .cli import _Parser, _positive_int
+
+    p = _Parser(prog="predict serve", description="LLM serving from a decoder ONNX: prefill, decode, tokens/s, "
+                "KV cache and what fits.")
+    p.add_argument("model", help="decoder ONNX (a decode graph with past_key_values inputs, or the plain graph)")
+    p.add_argument("--gpu", required=True, help="bundled GPU name or profile .json")
+    p.add_argument("--precision", default="fp16", help="fp16 | bf16 | fp8 | fp32 | ... (default fp16)")
+    p.add_argument("--prompt", type=_positive_int, default=512, help="prefill prompt length (default 512)")
+    p.add_argument("--prefill-batch", type=_positive_int, default=1, help="prompts prefilled together (default 1)")
+    p.add_argument("--context", type=_positive_int, default=2048, help="decode context length (default 2048)")
+    p.add_argument("--batches", type=_ints, default=DEFAULT_BATCHES, help="decode batches (default 1,4,16,64)")
+    p.add_argument("--contexts", type=_ints, default=DEFAULT_CONTEXTS, help="contexts of the tokens/s table")
+    p.add_argument("--weights", choices=("float", "int8", "int4"), default="float",
+                   help="weight-only quantisation of the MatMul weights (MatMulNBits, as ONNX Runtime's quantiser)")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
+    p.add_argument("--uncalibrated", action="store_true", help="pure roofline on the profile's ceilings")
+    p.add_argument("--plot", metavar="FILE", help="tokens/s and roofline chart (.png or .svg)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    from .cli import _default_calibration, _emit
+    from .calibrate import Uncalibrated
+    from .machine.profile import load_profile
+
+    args = build_parser().parse_args(argv)
+    if args.plot:
+        from .plots.draw import check_plot_path
+
+        check_plot_path(args.plot)
+    profile = load_profile(args.gpu)
+    cal = Uncalibrated() if args.uncalibrated else _default_calibration(profile)
+    sp = predict_serving(args.model, profile, args.precision, cal, args.prompt, args.context, args.batches,
+                         args.contexts, args.prefill_batch, args.weights)
+    _emit(to_json(sp, profile) if args.format == "json" else to_table(sp, profile), args.output)
+    if args.plot:
+        write_chart(sp, profile, args.plot)
+    return 0

@@ -1,0 +1,136 @@
+"""predictor/serve.py: prefill, decode, tokens/s, KV cache and what fits, from decoder graphs built here."""
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from predictor.cli import main
+from predictor.graph.loader import load
+from predictor.machine.profile import load_profile
+from predictor.predict import predict_graph
+from predictor.serve import predict_serving
+from predictor.train import memory as mem
+from predictor.types import MemLevel
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _synth(tmp_path, layers=2, d=64, heads=4, seq=16):
+    spec = importlib.util.spec_from_file_location("synth_transformer", ROOT / "benchmarks" / "synth_transformer.py")
+    st = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("synth_transformer", st)
+    spec.loader.exec_module(st)
+    cfg = st.DecoderConfig(n_layers=layers, d_model=d, n_heads=heads, d_ff=128, vocab=256, seq=seq)
+    path = tmp_path / "synth.onnx"
+    onnx.save(st.build_decoder(cfg), str(path))
+    return str(path)
+
+
+def test_plain_graph_derives_the_kv_cache_and_decode(tmp_path):
+    path = _synth(tmp_path)
+    prof = load_profile("h200")
+    sp = predict_serving(path, prof, "fp16", None, prompt=32, context=100, batches=(1, 8), contexts=(100,))
+    assert sp.graph_kind == "prefill"
+    assert (sp.kv.layers, sp.kv.kv_heads, sp.kv.head_dim) == (2, 4, 16)
+    assert sp.kv_bytes_per_token == 2 * 2 * 4 * 16 * 2             # layers x K,V x heads x dim x fp16 = 512 B
+    # decode = the graph at one token + the cache read at the HBM bandwidth
+    one = predict_graph(load(path, batch=8, shapes={"input_ids": (8, 1)}), prof, "fp16", batch=8)
+    p = sp.point(8, 100)
+    assert abs(p.time_s - (one.total_time_s + 8 * 100 * 512 / prof.bandwidth(MemLevel.HBM))) < 1e-12
+    assert p.tokens_per_s == 8 / p.time_s and p.kv_cache_bytes == 8 * 100 * 512
+    usable = prof.memory_bytes - mem.CONTEXT_RESERVE_BYTES
+    assert sp.max_batch[100] == int((usable - sp.weight_bytes) // (100 * 512))
+    # prefill at the prompt length (the graph's 16 rebound to 32)
+    pre = predict_graph(load(path, batch=1, shapes={"input_ids": (1, 32)}), prof, "fp16", batch=1)
+    assert sp.prefill_s == pre.total_time_s and sp.prompt == 32
+
+
+def _decode_graph(tmp_path):
+    # one attention layer over a KV cache: 2 heads of 4; past [batch, 2, past, 4] -> present = Concat(past, new)
+    inits = [numpy_helper.from_array(np.zeros((32, 8), np.float32), "embed"),
+             numpy_helper.from_array(np.zeros((8, 8), np.float32), "wq"),
+             numpy_helper.from_array(np.zeros((8, 8), np.float32), "wk"),
+             numpy_helper.from_array(np.array([0, 0, 2, 4], np.int64), "hs")]
+    nodes = [helper.make_node("Gather", ["embed", "input_ids"], ["x"]),
+             helper.make_node("MatMul", ["x", "wq"], ["q0"]), helper.make_node("MatMul", ["x", "wk"], ["k0"]),
+             helper.make_node("Reshape", ["q0", "hs"], ["q1"]), helper.make_node("Reshape", ["k0", "hs"], ["k1"]),
+             helper.make_node("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3]),
+             helper.make_node("Transpose", ["k1"], ["k"], perm=[0, 2, 1, 3]),
+             helper.make_node("Concat", ["past_key_values.0.key", "k"], ["present.0.key"], axis=2, name="cat_k"),
+             helper.make_node("Concat", ["past_key_values.0.value", "k"], ["present.0.value"], axis=2, name="cat_v"),
+             helper.make_node("Transpose", ["present.0.key"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["s"]), helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "present.0.value"], ["o"])]
+    ins = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", 1])]
+    ins += [helper.make_tensor_value_info(f"past_key_values.0.{kv}", TensorProto.FLOAT, ["batch", 2, "past", 4])
+            for kv in ("key", "value")]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("o", "present.0.key", "present.0.value")]
+    m = helper.make_model(helper.make_graph(nodes, "dec", ins, outs, initializer=inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "decode.onnx"
+    onnx.save(m, str(path))
+    return str(path)
+
+
+def test_decode_graph_binds_the_past_and_appends_in_place(tmp_path):
+    path = _decode_graph(tmp_path)
+    prof = load_profile("h200")
+    sp = predict_serving(path, prof, "fp16", None, context=50, batches=(2,), contexts=(50,))
+    assert sp.graph_kind == "decode" and (sp.kv.layers, sp.kv.kv_heads, sp.kv.head_dim) == (1, 2, 4)
+    assert sp.kv_bytes_per_token == 1 * 2 * 2 * 4 * 2              # 32 B at fp16
+    g = load(path, batch=2, shapes={"input_ids": (2, 1), "past_key_values.0.key": (2, 2, 50, 4),
+                                    "past_key_values.0.value": (2, 2, 50, 4)})
+    pred = predict_graph(g, prof, "fp16", batch=2)
+    cat = sum(o.time_s for o in pred.ops if o.cost.name in ("cat_k", "cat_v"))
+    assert cat > 0
+    assert abs(sp.point(2, 50).time_s - (pred.total_time_s - cat + cat / 51)) < 1e-12
+    assert sp.prefill_s is None and any("not derivable" in n for n in sp.notes)
+
+
+def test_cli_serve_json_and_errors(tmp_path, capsys):
+    path = _synth(tmp_path)
+    assert main(["serve", path, "--gpu", "h200", "--batches", "1,2", "--contexts", "64", "--context", "64",
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kv_bytes_per_token"] == 512 and len(doc["decode"]) == 2 and doc["graph_kind"] == "prefill"
+    assert main(["serve", path, "--gpu", "h200", "--batches", "0"]) == 2
+    m = helper.make_model(helper.make_graph([helper.make_node("Relu", ["input_ids"], ["y"])], "g",
+                                            [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, 4])],
+                                            [helper.make_tensor_value_info("y", TensorProto.INT64, None)]))
+    bad = tmp_path / "noattn.onnx"
+    onnx.save(m, str(bad))
+    assert main(["serve", str(bad), "--gpu", "h200"]) == 2
+    assert "no attention found" in capsys.readouterr().err
+
+
+def test_int4_weights_pack_every_matmul_weight(tmp_path):
+    from predictor.weight_quant import quantise_weights
+
+    path = _synth(tmp_path)
+    g = load(path, batch=1, shapes={"input_ids": (1, 1)})
+    q, count = quantise_weights(g, "int4")
+    assert count == 2 * 7 + 1                       # q, k, v, o, gate, up, down per layer + the LM head
+    nb = [n for n in q.nodes if n.op_type == "MatMulNBits"]
+    gate = next(n for n in nb if n.name.endswith("layers.0/mlp/gate/MatMul"))
+    # weight [64, 128]: K 64 = 2 blocks of 32, packed [128, 2, 16] uint8 = 4096 B (64 x 128 / 2)
+    assert gate.inputs[1].shape == (128, 2, 16) and gate.attrs["bits"] == 4 and gate.attrs["K"] == 64
+    assert gate.inputs[2].shape == (256,)          # one scale per block per output column
+    sp4 = predict_serving(path, load_profile("h200"), "fp16", None, prompt=16, context=64, batches=(1,),
+                          contexts=(64,), weights="int4")
+    sp = predict_serving(path, load_profile("h200"), "fp16", None, prompt=16, context=64, batches=(1,),
+                         contexts=(64,))
+    assert sp4.weight_bytes < sp.weight_bytes and any("int4 MatMulNBits" in n for n in sp4.notes)
+
+
+def test_stacked_past_inputs_of_older_exports():
+    from predictor.serve import _Inputs, _kv_from_past, _shapes
+
+    inp = _Inputs("input_ids", ("batch", "seq"), (("past_0", (2, "batch", 12, "past_len", 64)),
+                                                 ("past_1", (2, "batch", 12, "past_len", 64))), None, None)
+    kv = _kv_from_past(inp)
+    assert (kv.layers, kv.kv_heads, kv.head_dim) == (2, 12, 64)
+    assert _shapes(inp, 3, 1, 100)["past_0"] == (2, 3, 12, 100, 64)
