@@ -24,6 +24,7 @@ class DecoderConfig:
     d_ff: int = 11008
     vocab: int = 32000
     seq: int = 2048
+    dynamic_seq: bool = False  # the sequence axis symbolic ("seq"): the graph has no constant sized by it
 
     @property
     def params(self) -> int:
@@ -105,8 +106,9 @@ def build_decoder(cfg: DecoderConfig, inline_weights: bool = False) -> onnx.Mode
     nodes.append(helper.make_node("MatMul", [x, w("lm_head", (d, cfg.vocab))], ["logits"], name="/lm_head/MatMul"))
     graph = helper.make_graph(
         nodes, "decoder",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", cfg.seq])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", cfg.seq, cfg.vocab])],
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq" if cfg.dynamic_seq else cfg.seq])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
+                                       ["batch", "seq" if cfg.dynamic_seq else cfg.seq, cfg.vocab])],
         initializer=inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], producer_name="synth_transformer")
 
@@ -121,8 +123,9 @@ def main(argv=None) -> int:
     ap.add_argument("--vocab", type=int, default=32000)
     ap.add_argument("--seq", type=int, default=2048)
     ap.add_argument("--inline-weights", action="store_true", help="store real (constant) weights inside the file")
+    ap.add_argument("--dynamic-seq", action="store_true", help="a symbolic sequence axis (for predict serve)")
     a = ap.parse_args(argv)
-    cfg = DecoderConfig(a.layers, a.d_model, a.heads, a.d_ff, a.vocab, a.seq)
+    cfg = DecoderConfig(a.layers, a.d_model, a.heads, a.d_ff, a.vocab, a.seq, a.dynamic_seq)
     model = build_decoder(cfg, a.inline_weights)
     onnx.save_model(model, a.out)
     print(f"{a.out}: {len(model.graph.node)} nodes, {cfg.params / 1e9:.2f} B parameters")

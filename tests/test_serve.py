@@ -24,7 +24,7 @@ def _synth(tmp_path, layers=2, d=64, heads=4, seq=16):
     st = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("synth_transformer", st)
     spec.loader.exec_module(st)
-    cfg = st.DecoderConfig(n_layers=layers, d_model=d, n_heads=heads, d_ff=128, vocab=256, seq=seq)
+    cfg = st.DecoderConfig(n_layers=layers, d_model=d, n_heads=heads, d_ff=128, vocab=256, seq=seq, dynamic_seq=True)
     path = tmp_path / "synth.onnx"
     onnx.save(st.build_decoder(cfg), str(path))
     return str(path)
