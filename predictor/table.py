@@ -13,6 +13,7 @@ from typing import Sequence
 
 from .graph.opclass import op_class
 from .opinfo import shape_text
+from .report import _time as time_text  # one time format for every table
 from .types import MemLevel, NetworkPrediction, OpPrediction
 
 
@@ -49,12 +50,6 @@ def si(x: float, unit: str = "") -> str:
     return f"{x:.3g}{unit}"
 
 
-def time_text(t: float) -> str:
-    if t >= 1:
-        return f"{t:.3f} s"
-    if t >= 1e-3:
-        return f"{t * 1e3:.3f} ms"
-    return f"{t * 1e6:.2f} us"
 
 
 def class_lines(pred: NetworkPrediction) -> list[str]:
