@@ -69,8 +69,25 @@ class Bucket:
     end_s: float
 
 
+class ScalingFigures:
+    """Weak-scaling figures of a step on ``gpus`` GPUs (fields step_s, baseline_step_s, gpus, samples_per_step):
+    efficiency = one-GPU step / step, speedup = GPUs x efficiency, throughput = samples per second."""
+
+    @property
+    def efficiency(self) -> float:
+        return self.baseline_step_s / self.step_s if self.step_s > 0 else 0.0
+
+    @property
+    def speedup(self) -> float:
+        return self.gpus * self.efficiency
+
+    @property
+    def throughput_per_s(self) -> float:
+        return self.samples_per_step / self.step_s if self.step_s > 0 else 0.0
+
+
 @dataclass(frozen=True)
-class DPStep:
+class DPStep(ScalingFigures):
     """One optimizer step of data-parallel training on ``gpus`` GPUs (per GPU)."""
 
     gpus: int
@@ -87,17 +104,6 @@ class DPStep:
     buckets: tuple[Bucket, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
 
-    @property
-    def efficiency(self) -> float:
-        return self.baseline_step_s / self.step_s if self.step_s > 0 else 0.0
-
-    @property
-    def speedup(self) -> float:
-        return self.gpus * self.efficiency
-
-    @property
-    def throughput_per_s(self) -> float:
-        return self.samples_per_step / self.step_s if self.step_s > 0 else 0.0
 
 
 def assign_buckets(sizes: Sequence[float], bucket_bytes: float, first_bytes: float = FIRST_BUCKET_BYTES) -> list[list[int]]:

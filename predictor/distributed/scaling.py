@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .collectives import layout_for
-from .ddp import DPConfig, DPStep, dp_step
+from .ddp import DPConfig, DPStep, ScalingFigures, dp_step
 from .gradients import StepProfile
 from .hybrid import HybridStep, hybrid_step
 from .system import SystemProfile
@@ -21,7 +21,7 @@ _STATIC = ("parameters", "gradients", "optimizer_state", "master_weights")
 
 
 @dataclass(frozen=True)
-class ScalingRow:
+class ScalingRow(ScalingFigures):
     gpus: int
     nodes: int
     step_s: float
@@ -34,17 +34,6 @@ class ScalingRow:
     parts: tuple[DPStep, ...]
     hybrid: tuple[HybridStep, ...] = ()
 
-    @property
-    def efficiency(self) -> float:
-        return self.baseline_step_s / self.step_s if self.step_s > 0 else 0.0
-
-    @property
-    def speedup(self) -> float:
-        return self.gpus * self.efficiency
-
-    @property
-    def throughput_per_s(self) -> float:
-        return self.samples_per_step / self.step_s if self.step_s > 0 else 0.0
 
     @property
     def hybrid_step_s(self) -> float | None:

@@ -206,6 +206,16 @@ class _Kernel:
     metrics: Mapping[str, tuple[str, str, int]]   # ncu name -> (value, unit, line)
 
 
+def _header_row(header: list[str], line: str, n: int, source: str, delimiter: str) -> dict[str, str]:
+    """One data row as {column: cell}; a row of another length than the header is an error naming it."""
+    cells = _csv_row(line, n, source, delimiter)
+    if len(cells) != len(header):
+        raise NcuParseError(f"{len(cells)} cells where the header has {len(header)}", row=n,
+                            column=header[min(len(cells), len(header)) - 1] if cells else header[0],
+                            source=source)
+    return dict(zip(header, cells))
+
+
 def _raw_kernels(header: list[str], body: list[tuple[int, str]], source: str, delimiter: str = ",",
                  metrics: frozenset[str] | None = None) -> list[_Kernel]:
     metric_cols = [c for c in header if _is_metric_column(c) and (metrics is None or c in metrics)]
@@ -213,12 +223,7 @@ def _raw_kernels(header: list[str], body: list[tuple[int, str]], source: str, de
     units: dict[str, str] = {}
     kernels = []
     for n, line in body:
-        cells = _csv_row(line, n, source, delimiter)
-        if len(cells) != len(header):
-            raise NcuParseError(f"{len(cells)} cells where the header has {len(header)}", row=n,
-                                column=header[min(len(cells), len(header)) - 1] if cells else header[0],
-                                source=source)
-        row = dict(zip(header, cells))
+        row = _header_row(header, line, n, source, delimiter)
         if not row["ID"].strip():
             if kernels or units:
                 raise NcuParseError("empty ID in a data row", row=n, column="ID", source=source)
@@ -238,12 +243,7 @@ def _details_kernels(header: list[str], body: list[tuple[int, str]], source: str
     nvtx_col = next((c for c in header if _is_nvtx_column(c)), None)
     by_id: dict[str, tuple[int, dict[str, str], str, dict[str, tuple[str, str, int]]]] = {}
     for n, line in body:
-        cells = _csv_row(line, n, source, delimiter)
-        if len(cells) != len(header):
-            raise NcuParseError(f"{len(cells)} cells where the header has {len(header)}", row=n,
-                                column=header[min(len(cells), len(header)) - 1] if cells else header[0],
-                                source=source)
-        row = dict(zip(header, cells))
+        row = _header_row(header, line, n, source, delimiter)
         kid = row["ID"].strip()
         if not kid:
             raise NcuParseError("empty ID", row=n, column="ID", source=source)
