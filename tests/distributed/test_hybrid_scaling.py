@@ -20,7 +20,7 @@ def _step(fwd=10e-3):
 def test_exchange_time_exact():
     s = load_system("summit")
     m = nccl_model()
-    per_gpu = 2 * 12.5e9 * m.link_efficiency["net"] / 6
+    per_gpu = 2 * 12.5e9 * m.net_efficiency / 6
     lat = 2 * math.ceil(math.log2(8)) * m.hw_latency_s["net"]["tree"]["Simple"]
     assert exchange_time(6e6, 8, s) == pytest.approx(lat + 2 * 7 / 8 * 6e6 / per_gpu)
     assert exchange_time(6e6, 1, s) == 0.0
