@@ -160,9 +160,15 @@ def _intra_kind(system: SystemProfile) -> str:
     return "nvlink" if system.intra.link == "nvlink" else "pcie"
 
 
-def intra_busbw_Bps(system: SystemProfile) -> float:
-    """What one GPU's intra-node links carry under NCCL's Simple protocol: line rate x NCCL's per-link share."""
-    return system.intra.bandwidth_per_gpu_Bps * nccl_model().intra_efficiency(system)
+def intra_busbw_Bps(system: SystemProfile, lay: Layout | None = None) -> float:
+    """What one GPU's intra-node links carry under NCCL's Simple protocol: line rate x NCCL's per-link share;
+    a ring over more GPUs than one socket holds also crosses the link between sockets (NCCL's own figure for it,
+    e.g. P9_BW 32 GB/s for POWER9's X-Bus)."""
+    bw = system.intra.bandwidth_per_gpu_Bps * nccl_model().intra_efficiency(system)
+    per_node = lay.per_node if lay is not None else system.gpus_per_node
+    if system.intra.sockets > 1 and per_node > system.gpus_per_node // system.intra.sockets:
+        bw = min(bw, system.intra.inter_socket_Bps)
+    return bw
 
 
 def node_net_Bps(system: SystemProfile, lay: Layout) -> float:
@@ -174,7 +180,7 @@ def node_net_Bps(system: SystemProfile, lay: Layout) -> float:
 def ring_busbw_Bps(system: SystemProfile, lay: Layout) -> float:
     """Simple-protocol bus bandwidth of a ring: the intra-node links, and across nodes the node's injection
     bandwidth (one ring per NIC)."""
-    intra = intra_busbw_Bps(system)
+    intra = intra_busbw_Bps(system, lay)
     if lay.nodes == 1:
         return intra
     net = node_net_Bps(system, lay)
@@ -239,7 +245,7 @@ def _tree(size_bytes: float, system: SystemProfile, lay: Layout, m: NcclModel) -
     n, nodes = lay.ranks, lay.nodes
     kind = _intra_kind(system)
     f = m.protocol_factor["tree"]
-    intra, net = intra_busbw_Bps(system), node_net_Bps(system, lay)
+    intra, net = intra_busbw_Bps(system, lay), node_net_Bps(system, lay)
     bw = intra if nodes <= 2 else min(intra, net)
     alg_cap = net if nodes <= 2 else net / 2.0
     log_nodes = int(math.log2(nodes))
@@ -269,7 +275,7 @@ def _nvls(size_bytes: float, system: SystemProfile, lay: Layout, m: NcclModel) -
     if nodes == 1:
         lat = m.base_latency_s["nvls"]["Simple"] + m.hw_latency_s["nvlink"]["nvls"]["Simple"]
         return [CollectiveTime("all_reduce", size_bytes, n, nodes, "nvls", "Simple", lat + size_bytes / alg, lat)]
-    share = node_net_Bps(system, lay) * (1.0 if nodes <= 2 else 0.5) / intra_busbw_Bps(system)
+    share = node_net_Bps(system, lay) * (1.0 if nodes <= 2 else 0.5) / intra_busbw_Bps(system, lay)
     alg *= min(1.0, share)
     lat = (m.base_latency_s["nvls_tree"]["Simple"] + m.hw_latency_s["nvlink"]["nvls_tree"]["Simple"]
            + 2 * int(math.log2(nodes)) * m.hw_latency_s["net"]["nvls_tree"]["Simple"])

@@ -141,3 +141,10 @@ def test_layout_fills_whole_nodes():
         layout_for(s, 12)
     with pytest.raises(PredictorError, match="the system has 1024"):
         layout_for(s, 8 * 2048)
+
+
+def test_summit_ring_inside_a_socket_across_sockets_and_nodes():
+    s = load_system("summit")
+    assert ring_busbw_Bps(s, Layout(3, 1)) == pytest.approx(2 * 20e9)   # 2 NVLink 2 bricks x NCCL's 20 GB/s
+    assert ring_busbw_Bps(s, Layout(6, 1)) == pytest.approx(32e9)       # the X-Bus (NCCL's P9_BW)
+    assert ring_busbw_Bps(s, Layout(12, 2)) == pytest.approx(2 * 12.5e9 * 0.94)  # the two EDR rails
