@@ -73,7 +73,7 @@ def predict_check(check: dict) -> dict:
     else:
         profile = load_profile(system.gpu)
         parts = _steps(check, profile)
-        cfg = DPConfig(accumulate=int(check.get("accumulate", 1)))
+        cfg = DPConfig(accumulate=int(check.get("accumulate", 1)), input_rate=float(check.get("input_rate", 0.0)))
         n = check["gpus"]
         hybrid = check.get("hybrid_group")
         sc = sweep(parts, system, [1, n], cfg, profile.bandwidth(MemLevel.HBM), hybrid)
