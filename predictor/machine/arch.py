@@ -46,18 +46,23 @@ class SMIssue:
 
     @property
     def headroom(self) -> float:
-        """Dispatch slots per FP32-lane slot: 2 where a warp's FFMA occupies its 16 lanes for two clocks (or two
-        dispatch units feed 32 lanes), so another instruction issues beside every FFMA; 1 where the FFMA lanes
-        equal the dispatch width and every other instruction takes an FFMA's slot."""
+        """Dispatch slots per FP32-lane slot: 2 where a warp's FFMA occupies its partition's 16 lanes for two
+        clocks, so another instruction issues beside every FFMA; 1 where the FFMA lanes equal the dispatch width
+        and every other instruction takes an FFMA's slot. Pascal's second dispatch unit per scheduler (dual issue
+        of a compiler-paired independent instruction) is not counted: NeuSight's published per-op times on a
+        P100 PCIe put cuBLAS SGEMM at 0.75-0.78 of the datasheet rate (BERT-large's Linear layers, e.g. 4096 x
+        1024 x 4096 in 4.77 ms = 7.2 TFLOP/s of 9.3), about the H200's fitted share (0.71), where Volta's reach
+        0.82-0.93 (V100 PCIe, same layers)."""
         return self.dispatch_threads / self.fp32_lanes
 
 
 # by compute capability, from NVIDIA's architecture whitepapers
 SM_ISSUE = {
-    "6.0": SMIssue(64, 128, "Pascal GP100 whitepaper: 64 FP32 cores per SM in two processing blocks, each with a "
-                            "warp scheduler and two dispatch units"),
-    "6.1": SMIssue(128, 256, "GP104 (Pascal, Maxwell-style SM): four partitions of 32 FP32 cores, each warp scheduler "
-                             "with two dispatch units"),
+    "6.0": SMIssue(64, 64, "Pascal GP100 whitepaper: 64 FP32 cores per SM in two processing blocks of 32, each with "
+                           "a warp scheduler (one warp instruction, 32 threads, per clock; its second dispatch unit "
+                           "only dual-issues: not counted, see headroom)"),
+    "6.1": SMIssue(128, 128, "GP104 (Pascal, Maxwell-style SM): four partitions of 32 FP32 cores, each warp scheduler "
+                             "one warp instruction per clock (dual issue not counted, see headroom)"),
     "7.0": SMIssue(64, 128, "Volta GV100 whitepaper: four partitions, each with one warp scheduler and dispatch unit "
                             "(32 threads/clk) and 16 FP32 cores"),
     "7.5": SMIssue(64, 128, "Turing TU102 whitepaper: four partitions, each with one warp scheduler and dispatch unit "

@@ -27,10 +27,10 @@ ceilings, fixed costs per kernel, and hidden-kernel counts. On another GPU, per 
   GEMM-like classes (FP32_ISSUE_CLASSES: SGEMM, implicit-GEMM convolutions, batched matmuls on CUDA cores) is an
   issue rate. A warp instruction is dispatched per clock per SM partition; on Hopper, Ada, GA10x and Blackwell the
   FP32 lanes equal that width (headroom 1), so every load, address or loop instruction of the kernel takes an
-  FFMA's slot and the H200 fit (0.73 of the FMA ceiling for SGEMM) holds that share; on Volta, Turing, GA100
-  and Pascal an FFMA occupies 16 lanes for two clocks (or two dispatch units feed 32 lanes: headroom 2), so the
-  other instructions issue beside the FFMAs. Transferred: eff x headroom(target) / headroom(source), at most 1
-  (fp32 only; other precisions and classes as fitted).
+  FFMA's slot and the H200 fit (0.73 of the FMA ceiling for SGEMM) holds that share (so does Pascal, whose
+  dual issue is not counted: arch.SMIssue.headroom); on Volta, Turing and GA100 an FFMA occupies a partition's
+  16 lanes for two clocks (headroom 2), so the other instructions issue beside the FFMAs. Transferred:
+  eff x headroom(target) / headroom(source), at most 1 (fp32 only; other precisions and classes as fitted).
 * **Fitted as on the H200, not scaled**: per-class efficiencies (but the fp32 issue rule above), t0 and
   per-row/per-wave costs, hidden kernels, ``gemm_k_half``, the CUDA-graph kernel gap and host dispatch costs.
   Ignores: other libraries' kernels on other generations (e.g. cuDNN's pre-Hopper kernels), clock differences in
