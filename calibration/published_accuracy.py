@@ -22,8 +22,9 @@ loading is not in the timed loop, and the GPU runs at its boost clock. The bench
 framework's per-iteration work (Python, session.run, copies), which is why small batches are far slower than
 any GPU model predicts. So the report also gives MAPE over *GPU-bound rows*, chosen from the published numbers
 alone: rows whose published average latency is at least twice the batch-1 latency of the same table (the
-fixed per-iteration cost is under half the time). Every NeuSight row is GPU-bound: the fastest takes 69.8 ms, and
-its ~1,000 eager kernels cost at most ~20 ms of host issue (the per-kernel host cost fitted on the H200 machine).
+fixed per-iteration cost is under half the time). Every NeuSight row is GPU-bound by the same reasoning: where the
+artifact has two batch sizes of a model on a GPU, the fixed per-iteration cost they imply (latency = F + batch x v)
+is at most 29% of the smaller batch's latency.
 """
 from __future__ import annotations
 

@@ -53,3 +53,15 @@ def test_neusight_rows_name_their_artifact_file_and_a_shipped_profile():
         assert f"{r.network}-{'inf' if r.mode == 'infer' else 'train'}-{r.seq_len}-{r.batch}" in r.source
         assert load_profile(r.gpu).name == r.gpu and r.gpu_bound and r.precision == "fp32"
         assert r.published == pytest.approx(1000 * r.batch / r.latency_ms)
+
+
+def test_neusight_rows_are_gpu_bound_by_their_own_two_batch_fixed_cost():
+    from collections import defaultdict
+
+    by = defaultdict(list)
+    for r in read_latency_rows():
+        by[(r.gpu, r.network, r.mode)].append((r.batch, r.latency_ms))
+    pairs = [sorted(v) for v in by.values() if len(v) == 2]
+    assert len(pairs) == 28
+    for (b1, t1), (b2, t2) in pairs:   # latency = F + batch x v: the fixed per-iteration cost is under half
+        assert (b2 * t1 - b1 * t2) / (b2 - b1) < 0.3 * t1
