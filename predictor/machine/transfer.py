@@ -92,13 +92,11 @@ class Transfer:
 
     def summary(self) -> str:
         """One line for the table report."""
+        issue = f" but fp32 GEMM-like x{self.fp32_issue_factor:.3g} (issue width)" if self.fp32_issue_factor != 1 else ""
         if not self.factors:
-            return f"calibration of {self.source_gpu} transferred to {self.target.name}: ceilings as measured"
-        by = {}
-        for f, x in self.factors.items():
-            by.setdefault(f"x{x:.3g}", []).append(f.split(".", 1)[-1])
+            return (f"calibration of {self.source_gpu} transferred to {self.target.name}: ceilings as measured; "
+                    f"efficiencies as fitted{issue}")
         n = len(self.factors)
-        issue = f" (fp32 GEMM-like x{self.fp32_issue_factor:.3g}, issue width)" if self.fp32_issue_factor != 1 else ""
         return (f"calibration of {self.source_gpu} transferred to {self.target.name}: {n} datasheet ceiling"
                 f"{'s' if n != 1 else ''} scaled to achievable (e.g. HBM x{self.factors.get('bandwidth_Bps.HBM', 1):.3g}"
                 f"); SM count, L2 size and precisions from the profile; efficiencies as fitted{issue}")

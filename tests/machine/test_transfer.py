@@ -93,6 +93,7 @@ def test_fp32_issue_rule_raises_library_gemm_efficiency_to_at_most_one():
     assert transfer_profile(load_profile("h100")).efficiency("gemm", "fp32", 0.4) == 0.4
     doc = t.to_json()["fp32_issue"]
     assert doc["factor"] == 2.0 and "128/64 on v100 (sm_70)" in doc["why"]
+    assert "fp32 GEMM-like x2 (issue width)" in t.summary()
 
 
 def test_fp32_issue_rule_is_as_fitted_for_an_unknown_compute_capability():
