@@ -12,7 +12,8 @@ the recurrent weights from L2 at ~1.35 TB/s; read off the training LSTM's GEMV k
 ``rows`` (OpWork.rows) counts the rows of a kernel that gives each row a thread block (layer norm, class
 ``layernorm``: 100352 rows of 96 elements take ~8x their bytes' time on the H200). A stacked RNN layer
 (OpWork.overlaps_producer) runs beside the layer before it: ``rnn_overlap`` of its fixed costs (t0, rows and
-graph gaps) is hidden. A block-walk kernel (OpWork.channel_walk = (blocks, bytes per block): cuDNN's batch norms in
+graph gaps) is hidden. The two directions of a bidirectional RNN layer run on two streams: ``rnn_bidir_overlap`` of
+one direction's fixed costs is hidden under the other's (their bodies add). A block-walk kernel (OpWork.channel_walk = (blocks, bytes per block): cuDNN's batch norms in
 training mode, a block per channel, and at fp16 under autocast, a block per (image, channel) plane) runs
 ceil(blocks / SMs) waves, each costing ``block_s`` plus its block's bytes at ``row_s`` per byte (classes
 ``norm_train``, ``norm_amp``).
@@ -45,6 +46,7 @@ from typing import Any, Mapping
 
 from .graph.fused import base_op, channels_last, runtime_op
 from .graph.opclass import hidden_entry, kernel_class, op_class
+from .graph.ops.rnn import is_bidirectional_rnn
 from .machine.profile import MachineProfile, _reject_constant
 from .precision import PrecisionPolicy
 from .roofline import bound_of, level_times_s
@@ -136,6 +138,8 @@ class FittedCalibration:
         self.multi_tensor_per_tensor_s = float(doc.get("multi_tensor_per_tensor_s", 0.0))
         # share of the fixed costs (t0, gaps) of a stacked RNN layer hidden under its producer layer's
         self.rnn_overlap = float(doc.get("rnn_overlap", 0.0))
+        # share of one direction's fixed costs (t0, gaps) of a bidirectional RNN layer hidden under the other's
+        self.rnn_bidir_overlap = float(doc.get("rnn_bidir_overlap", 0.0))
         self.host = {k: float(v) for k, v in doc.get("host_dispatch_s", {}).items()}
         self.classes = {c: {p: ClassParams(**v) for p, v in by_p.items()} for c, by_p in doc["classes"].items()}
         self.hidden = {op: {p: [HiddenKernel(**h) for h in hs] for p, hs in by_p.items()}
@@ -203,6 +207,8 @@ class FittedCalibration:
         total = t + extra_t + n_kernels * self.kernel_gap_s
         if cost.work.overlaps_producer:  # stacked RNN layer: part of its fixed costs hides under the previous
             total -= self.rnn_overlap * (times["latency"] + n_kernels * self.kernel_gap_s)
+        if self.rnn_bidir_overlap and is_bidirectional_rnn(node):  # the directions run on two streams
+            total -= self.rnn_bidir_overlap * 0.5 * (times["latency"] + n_kernels * self.kernel_gap_s)
         bound = _bound(times)
         return OpPrediction(cost=cost, time_s=total, bound=bound, level_time_s=frozen_map(times),
                             efficiency=min(ideal / total, 1.0) if total > 0 else 1.0,
@@ -325,8 +331,9 @@ def parse_calibration(doc: Any, where: str) -> dict:
     _num(where, "kernel_gap_s", gap, 0.0, 1.0)
     if "gemm_k_half" in doc:
         _num(where, "gemm_k_half", doc["gemm_k_half"], 0.0, 1e9)
-    if "rnn_overlap" in doc:
-        _num(where, "rnn_overlap", doc["rnn_overlap"], 0.0, 0.95)
+    for key in ("rnn_overlap", "rnn_bidir_overlap"):
+        if key in doc:
+            _num(where, key, doc[key], 0.0, 0.95)
     if "multi_tensor_per_tensor_s" in doc:
         _num(where, "multi_tensor_per_tensor_s", doc["multi_tensor_per_tensor_s"], 0.0, 1e-3)
     for k, x in _obj(where, "host_dispatch_s", doc.get("host_dispatch_s", {}), "of seconds by name").items():

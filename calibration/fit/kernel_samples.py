@@ -23,7 +23,8 @@ from predictor.types import Node, TensorInfo, frozen_map
 from .micro_fit import MICROBENCH, bmm_node, conv_node, microbench_rows, row_params, softmax_node
 
 FIT_FAMILIES = ("conv_resnet50", "conv_broad", "conv_transpose", "conv_depthwise", "gemm", "gemm_broad", "bmm",
-                "elementwise", "norm", "layer_norm_rows", "softmax", "softmax_rows", "pool", "transpose")
+                "elementwise", "norm", "layer_norm_rows", "softmax", "softmax_rows", "pool", "transpose",
+                "conv1d", "conv3d", "conv_large", "pool_broad", "data", "sdpa_broad")
 BENCHMARK_FAMILIES = ("conv_sweep",)
 SKIP_CLASSES = ("grouped", "gemm_unaligned", "rnn", "rnn_gemv")
 
@@ -97,13 +98,71 @@ def global_avg_pool_node(p: dict) -> Node:
     return _node("GlobalAveragePool", [_t("x", (n, c, h, w))], [_t("y", (n, c, 1, 1))])
 
 
-def max_pool_node(p: dict) -> Node:
-    n, c, h, w = _nchw(p)
-    k, s = p["k"], p["stride"]
-    pad = k // 2
-    ho = (h + 2 * pad - k) // s + 1
-    return _node("MaxPool", [_t("x", (n, c, h, w))], [_t("y", (n, c, ho, ho))], kernel_shape=(k, k),
-                 strides=(s, s), pads=(pad,) * 4)
+def _pool_node(op: str) -> Callable[[dict], Node]:
+    """F.max_pool2d / F.avg_pool2d (count_include_pad=False) with the row's ``pad`` (default k // 2)."""
+    def build(p: dict) -> Node:
+        n, c, h, w = _nchw(p)
+        k, s = p["k"], p["stride"]
+        pad = p.get("pad", k // 2)
+        ho, wo = (h + 2 * pad - k) // s + 1, (w + 2 * pad - k) // s + 1
+        extra = {} if op == "MaxPool" else {"count_include_pad": 0}
+        return _node(op, [_t("x", (n, c, h, w))], [_t("y", (n, c, ho, wo))], kernel_shape=(k, k),
+                     strides=(s, s), pads=(pad,) * 4, **extra)
+    return build
+
+
+max_pool_node = _pool_node("MaxPool")
+
+
+def conv_nd_node(p: dict) -> Node:
+    """F.conv1d / conv2d / conv3d of run 7 (``spatial``, ``kernel``, ``stride``, ``dilation``, ``pads``, ``out``)."""
+    n, c, k, g = p["N"], p["C"], p["K"], p.get("groups", 1)
+    kernel, nd = tuple(p["kernel"]), len(p["kernel"])
+    return _node("Conv", [_t("x", (n, c, *p["spatial"])), _t("w", (k, c // g, *kernel), True)],
+                 [_t("y", (n, k, *p["out"]))], strides=tuple(p["stride"]), pads=tuple(p["pads"]) * 2,
+                 kernel_shape=kernel, dilations=tuple(p["dilation"]), group=g)
+
+
+def channel_bias_node(p: dict) -> Node:
+    """x [N, C, H, H] + b [1, C, 1, 1] (a broadcast over the spatial axes)."""
+    n, c, h = p["N"], p["C"], p["H"]
+    return _node("Add", [_t("x", (n, c, h, h)), _t("b", (1, c, 1, 1), True)], [_t("y", (n, c, h, h))])
+
+
+def lastdim_scale_node(p: dict) -> Node:
+    """x [rows, D] * g [D] (a broadcast over rows)."""
+    return _node("Mul", [_t("x", (p["rows"], p["D"])), _t("g", (p["D"],), True)], [_t("y", (p["rows"], p["D"]))])
+
+
+def gelu_tanh_node(p: dict) -> Node:
+    n = p["n"]
+    return _node("Gelu", [_t("x", (n,))], [_t("y", (n,))], approximate="tanh")
+
+
+def concat_node(p: dict) -> Node:
+    """torch.cat of two [n / 2 / 4096, 4096] halves along rows."""
+    half = max(1, p["n"] // 2 // 4096)
+    return _node("Concat", [_t("a", (half, 4096)), _t("b", (half, 4096))], [_t("y", (2 * half, 4096))], axis=0)
+
+
+def pad_node(p: dict) -> Node:
+    """F.pad(x [N, C, H, H], (1, 1, 1, 1)) with zeros."""
+    n, c, h = p["N"], p["C"], p["H"]
+    pads = TensorInfo("pads", "int64", (8,), is_initializer=True)
+    return _node("Pad", [_t("x", (n, c, h, h)), pads], [_t("y", (n, c, h + 2, h + 2))], mode="constant")
+
+
+def embedding_node(p: dict) -> Node:
+    """F.embedding(idx [tokens], table [vocab, D]): a Gather of rows."""
+    idx = TensorInfo("idx", "int64", (p["tokens"],))
+    return _node("Gather", [_t("table", (p["vocab"], p["D"]), True), idx], [_t("y", (p["tokens"], p["D"]))], axis=0)
+
+
+def sdpa_node(p: dict) -> Node:
+    """F.scaled_dot_product_attention(q, k, v [B, H, S, D]) as one ONNX Attention node (opset 23, 4-D inputs)."""
+    shape = (p["B"], p["H"], p["S"], p["D"])
+    return _node("Attention", [_t("q", shape), _t("k", shape), _t("v", shape)], [_t("y", shape)],
+                 is_causal=int(bool(p["causal"])))
 
 
 def transpose_node(p: dict) -> Node:
@@ -117,7 +176,21 @@ NODE_BUILDERS: dict[str, Callable[[dict], Node]] = {
     "relu": _elementwise("Relu", False), "layer_norm": layer_norm_node, "softmax": softmax_node,
     "batch_norm": batch_norm_node, "group_norm": group_norm_node, "global_avg_pool": global_avg_pool_node,
     "max_pool2d": max_pool_node, "permute_contiguous": transpose_node,
+    # run 7 (calibration/data/h200/microbench/run7)
+    "avg_pool2d": _pool_node("AveragePool"), "conv1d": conv_nd_node, "conv3d": conv_nd_node,
+    "add_channel_bias": channel_bias_node, "mul_lastdim": lastdim_scale_node, "tanh": _elementwise("Tanh", False),
+    "sigmoid": _elementwise("Sigmoid", False), "hardswish": _elementwise("HardSwish", False),
+    "gelu_tanh": gelu_tanh_node, "cat": concat_node, "pad": pad_node, "embedding": embedding_node, "sdpa": sdpa_node,
 }
+# conv_large's rows are F.conv2d with run 7's parameter names
+_CONV2D_RUN6 = NODE_BUILDERS["conv2d"]
+
+
+def _conv2d_any(p: dict) -> Node:
+    return conv_nd_node(p) if "spatial" in p else _CONV2D_RUN6(p)
+
+
+NODE_BUILDERS["conv2d"] = _conv2d_any
 
 
 def micro_costs(families: tuple[str, ...], profile, root: Path = MICROBENCH) -> list[tuple[dict, Node, object]]:

@@ -17,7 +17,9 @@ def test_depthwise_grad_is_reproducible_from_the_training_steps():
     assert set(fitted) == {"fp32", "tf32", "*"}
     for p, v in fitted.items():
         for k in ("t0_s", "eff_compute", "eff_memory"):
-            assert v[k] == pytest.approx(getattr(cal.params("depthwise_grad", p), k), rel=1e-3)
+            # 4 samples for 3 parameters: the solver's end point moves by ~0.3% between numpy/scipy builds and CPUs
+            # (0.16680 against 0.16633 committed on one x86 machine); 2% still catches a change of data or model
+            assert v[k] == pytest.approx(getattr(cal.params("depthwise_grad", p), k), rel=2e-2)
     assert fitted["*"]["eff_compute"] < cal.params("depthwise", "fp32").eff_compute
 
 

@@ -45,6 +45,14 @@ PEEPHOLE_FLOPS = 6
 STEP_KERNELS = 2  # recurrent GEMM + pointwise cell kernel per time step (cuDNN standard algorithm)
 
 
+def is_bidirectional_rnn(node) -> bool:
+    """An LSTM/GRU/RNN node with ``direction="bidirectional"``."""
+    if node.op_type not in GATES:
+        return False
+    d = node.attrs.get("direction", "forward")
+    return (d.decode() if isinstance(d, bytes) else str(d)) == "bidirectional"
+
+
 def rnn_gate_flops_per_unit(op_type: str, has_bias: bool, activation: str = "Tanh",
                             peephole: bool = False) -> int:
     """VECTOR FLOPs per hidden unit per time step (see the module docstring)."""
