@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from ..types import Node, OpWork, WorkKind, frozen_map
+from .registry import STORAGE_VIEWS, op_traits
 
 Pattern = Callable[["_Index", Node], "list[tuple[str, OpWork]] | None"]
 _PATTERNS: dict[str, Pattern] = {}
@@ -286,20 +287,18 @@ def _silu(ix: _Index, sig: Node):
     return _chain_fuse(ix, [sig, mul], x.name)
 
 
-_RNN = ("LSTM", "GRU", "RNN")
-_VIEWS = ("Squeeze", "Unsqueeze", "Reshape", "Transpose", "Identity", "Flatten")
 
 
 @pattern("stacked_rnn")
 def _stacked_rnn(ix: _Index, node: Node):
-    if node.op_type not in _RNN or node.name not in ix.work:
+    if not op_traits(node.op_type).recurrent or node.name not in ix.work:
         return None
     src = ix.prod(node, 0)
     for _ in range(8):
-        if src is None or src.op_type not in _VIEWS:
+        if src is None or op_traits(src.op_type).view not in STORAGE_VIEWS:
             break
         src = ix.prod(src, 0)
-    if src is None or src.op_type not in _RNN:
+    if src is None or not op_traits(src.op_type).recurrent:
         return None
     return [(node.name, replace(ix.work[node.name], overlaps_producer=True))]
 

@@ -78,6 +78,7 @@ from typing import Mapping, Sequence
 
 from ..types import MemLevel, Node, OpWork, TensorInfo, Unit, WorkKind, frozen_map
 from .opclass import op_class
+from .registry import op_traits
 
 RESIDENCY_MODES = ("stream", "replay")
 
@@ -185,7 +186,8 @@ def gemm_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: Traff
     a = min(a, work.gemm_operand_bytes)
     b = max(work.gemm_operand_bytes - a, 0.0)
     y = _out_bytes(node, elem_bytes)
-    a_l1 = float(batch * m * k * elem_bytes) if node.op_type in _IMPLICIT_GEMM else a
+    implicit_gemm = op_class(node.op_type) == "conv"  # a convolution's kernel gathers A (im2col) as it goes
+    a_l1 = float(batch * m * k * elem_bytes) if implicit_gemm else a
     return tiled_traffic((batch, m, n, k), a, b, y, unit, p, a_l1=a_l1)
 
 
@@ -215,7 +217,7 @@ def rnn_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: Traffi
     ``gemmSN`` ran 512 CTAs for a 16 x 2048 x 512 fp32 step on the H200, nvjet 64x8 tiles in fp16).
     Returned: the requests beyond reading each GEMM operand once (L1 0 on the TMA path).
     """
-    if node.op_type not in _RNN or len(node.inputs) < 3:
+    if not op_traits(node.op_type).recurrent or len(node.inputs) < 3:
         return None
     x, w, r = node.inputs[0], node.inputs[1], node.inputs[2]
     if x is None or w is None or r is None or x.shape is None or w.shape is None or r.shape is None:
@@ -243,8 +245,6 @@ def _rnn_gemm_operand_bytes(node: Node, work: OpWork, elem_bytes: int) -> float:
     return work.weight_bytes + xb
 
 
-_RNN = frozenset({"LSTM", "GRU", "RNN"})
-_IMPLICIT_GEMM = frozenset({"Conv", "ConvInteger", "QLinearConv", "ConvTranspose", "FusedConv"})
 
 
 def _out_bytes(node: Node, elem_bytes: int) -> float:
@@ -306,7 +306,7 @@ class HierarchicalTraffic:
                 l2_requests = g.l2 + other
                 l1 = g.l1 + other
             elif (work.kernels == 1 and work.flops.get(WorkKind.MATMUL) and matmul_unit is Unit.TENSOR
-                  and p.tma_tensor_path and node.op_type not in _RNN):
+                  and p.tma_tensor_path and not op_traits(node.op_type).recurrent):
                 l1 = 0.0  # a fused matrix kernel (attention): operands by TMA, on-chip intermediates
             else:
                 extra = rnn_traffic(node, work, matmul_unit, elem_bytes, p)

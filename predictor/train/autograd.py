@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
+from ..graph.registry import STORAGE_VIEWS, op_traits
 from ..graph.runtime import ABSORBED
 from ..precision import FLOAT_DTYPES, PrecisionPolicy
 from ..types import Node, OpWork, TensorInfo, frozen_map
@@ -37,7 +38,6 @@ FUSED_KEYS: Mapping[str, str] = frozen_map({
 })
 BIAS_EPILOGUE_NOTE = "bias add in the GEMM epilogue"
 _TAIL_OPS = frozenset({"Add", "Transpose", "Reshape"})  # absorbed ops a fused kernel's output may pass through
-_VIEW_OPS = frozenset({"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"})
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,8 @@ def build(seq: Sequence[tuple[Node, OpWork, PrecisionPolicy]], graph_inputs: Seq
     def resolve(name: str) -> str:
         for _ in range(64):  # look through absorbed views (head transposes) to the tensor that exists
             p = producer.get(name)
-            if p is None or p.name not in absorbed or p.op_type not in _VIEW_OPS or not p.inputs or p.inputs[0] is None:
+            if p is None or p.name not in absorbed or op_traits(p.op_type).view not in STORAGE_VIEWS or not p.inputs \
+                    or p.inputs[0] is None:
                 return name
             alias[name] = p.inputs[0].name
             name = p.inputs[0].name

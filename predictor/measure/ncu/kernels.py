@@ -29,6 +29,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any, Iterable, Sequence
 
+from ...graph.registry import ops_with
 from .nvtx import innermost_module
 
 
@@ -90,7 +91,7 @@ _ELEMENTWISE_OPS = frozenset(
     "Greater LessOrEqual GreaterOrEqual Not And Or Xor Min Max Sum Mean HardSigmoid HardSwish LeakyRelu "
     "PRelu Elu Selu Celu Softplus Softsign Mish Abs Floor Ceil Round Sin Cos Sign IsNaN IsInf Mod "
     "ThresholdedRelu BitShift Dropout Swish".split())
-_RNN_OPS = frozenset({"LSTM", "GRU", "RNN"})
+_RNN_OPS = ops_with(recurrent=True)  # LSTM, GRU, RNN (declared at registration, graph/ops)
 _ATTENTION_OPS = frozenset({"Attention", "MultiHeadAttention", "GroupQueryAttention"})
 
 # Which ONNX op types may own a kernel of each category. Data: extend it rather than code around it.
