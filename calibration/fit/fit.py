@@ -257,7 +257,7 @@ def rnn_gemv_l2_efficiency(cases: list[Case], kernels: dict, profile) -> dict[tu
 
 
 def _hidden_bytes(cost) -> float:
-    from predictor.fitted import _hidden_bytes as hb
+    from predictor.timing import hidden_bytes as hb
 
     return hb(cost, "io")
 
