@@ -96,6 +96,8 @@ class _Result:
 class Prediction(_Result):
     """One prediction (a forward pass, or a training step when ``mode == "train"``) on one GPU."""
 
+    html_page = "prediction"  # its page in predictor/html_report.py
+
     raw: NetworkPrediction
     profile: MachineProfile
 
@@ -219,6 +221,8 @@ def _shapes(shapes):
 class Comparison(_Result):
     """Two predictions side by side (``predict compare``): B relative to A."""
 
+    html_page = "comparison"  # its page in predictor/html_report.py
+
     raw: Any                      # predictor.compare.Comparison
     a: Prediction
     b: Prediction
@@ -265,6 +269,8 @@ def compare(a: Prediction, b: Prediction, labels: tuple[str, str] | None = None)
 @dataclass(frozen=True)
 class SweepResult(_Result):
     """One row per (GPU, precision, batch) setting (``predictor.sweep.Sweep``)."""
+
+    html_page = "sweep"  # its page in predictor/html_report.py
 
     raw: Any
 
@@ -324,6 +330,8 @@ def sweep(model: str, gpus: Sequence[str] = ("h200",), precisions: Sequence[str]
 @dataclass(frozen=True)
 class ValidationResult(_Result):
     """Predicted vs measured (Nsight Compute samples) per op and per network (``predictor.validate``)."""
+
+    html_page = "validation"  # its page in predictor/html_report.py
 
     raw: Any
     profile: MachineProfile

@@ -4,78 +4,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .cli_common import Parser as _Parser  # the argument types and helpers every subcommand shares
+from .cli_common import calibration_for as _calibration_for
+from .cli_common import default_calibration as _default_calibration
+from .cli_common import emit as _emit
+from .cli_common import name_list as _name_list
+from .cli_common import positive_int as _positive_int
+from .cli_common import positive_int_list as _positive_int_list
+from .cli_common import shape_arg as _shape_arg
+from .cli_common import top_arg as _top_arg
+from .cli_common import trips_arg as _trips_arg
+
 SUBCOMMANDS = ("calibrate", "validate", "compare", "sweep", "serve")
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as one line and exit code 2 (its own convention)."""
-
-    def error(self, message: str):  # noqa: D401
-        from .output import clean_line
-
-        print("error: " + clean_line(f"{message} (see predict --help)"), file=sys.stderr)
-        raise SystemExit(2)
-
-    def parse_args(self, args=None, namespace=None):  # noqa: D102
-        ns = super().parse_args(args, namespace)
-        from .output import command_files, refuse_overwriting_inputs
-
-        refuse_overwriting_inputs(*command_files(ns))  # before any work: -o m.onnx never replaces the model
-        return ns
-
-
-def _shape_arg(text: str) -> tuple[str, tuple[int, ...]]:
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"bad --shape '{text}': expected NAME=D1,D2,...")
-    name, dims = text.rsplit("=", 1)
-    try:
-        values = tuple(int(d) for d in dims.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"bad --shape '{text}': dimensions must be whole numbers") from None
-    if not name or any(d <= 0 for d in values):
-        raise argparse.ArgumentTypeError(f"bad --shape '{text}': need a name and positive dimensions")
-    return name, values
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if v <= 0 or v > 2**31:
-        raise argparse.ArgumentTypeError(f"'{text}' must be between 1 and 2**31")
-    return v
-
-
-def _top_arg(text: str) -> int:
-    """--top N, or 'all' (every op)."""
-    return sys.maxsize if text.strip().lower() == "all" else _positive_int(text)
-
-
-def _name_list(text: str) -> tuple[str, ...]:
-    """'v100,h200' -> ('v100', 'h200'), repeats dropped (a sweep); one name, or an existing file, -> (text,)."""
-    import os.path
-
-    if "," not in text or os.path.isfile(text):
-        return (text,)
-    items = [t.strip() for t in text.split(",")]
-    if not all(items):
-        raise argparse.ArgumentTypeError(f"empty item in '{text}' (expected a comma list A,B,...)")
-    return tuple(dict.fromkeys(items))
-
-
-def _positive_int_list(text: str) -> tuple[int, ...]:
-    """'1,8,32' -> (1, 8, 32), repeats dropped; a bad item is named: "'x' is not a whole number (item 2 of ...)"."""
-    items = text.split(",")
-    if len(items) == 1:
-        return (_positive_int(text),)
-    out = []
-    for i, item in enumerate(items, 1):
-        try:
-            out.append(_positive_int(item))
-        except argparse.ArgumentTypeError as e:
-            raise argparse.ArgumentTypeError(f"{e} (item {i} of '{text}')") from None
-    return tuple(dict.fromkeys(out))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -138,13 +78,6 @@ def _surface_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar (there is none when stderr is not "
                    "a terminal)")
     p.add_argument("--version", action="version", version=f"predict {__version__}")
-
-
-def _trips_arg(text: str) -> tuple[str, int]:
-    name, sep, n = text.rpartition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=N, got '{text}'")
-    return name, _positive_int(n)
 
 
 def _common_args(p: argparse.ArgumentParser, formats=("table", "json")) -> None:
@@ -273,24 +206,6 @@ def _check_report(args: argparse.Namespace) -> None:
         from .html_report import check_path
 
         check_path(args.report)
-
-
-def _calibration_for(args: argparse.Namespace, profile):
-    from .calibrate import Uncalibrated
-
-    if args.uncalibrated:
-        return Uncalibrated()
-    if args.calibration:
-        from .fitted import load_calibration
-
-        return load_calibration(args.calibration)
-    return _default_calibration(profile)
-
-
-def _emit(text: str, output: str | None) -> None:
-    from .output import emit
-
-    emit(text, output)  # atomically, control characters removed; stdout errors are one line
 
 
 def _check_plot(path: str | None) -> None:
@@ -517,14 +432,6 @@ def _predict_body(args: argparse.Namespace) -> int:
 
     _html_report(args, Prediction(pred, profile))
     return 0
-
-
-def _default_calibration(profile):
-    """The fitted calibration bundled for this GPU (or transferred); pure roofline until one exists."""
-    from .calibrate import Uncalibrated
-    from .fitted import bundled_calibration
-
-    return bundled_calibration(profile) or Uncalibrated()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -403,9 +403,9 @@ def summary_line(r: GridRun) -> str:
 
 # ------------------------------------------------------------------------------------------ CLI
 def build_parser():
-    from .cli import _Parser, _positive_int
+    from .cli_common import Parser, positive_int as _positive_int
 
-    p = _Parser(prog="predict sweep", description="Every combination of a grid file's models, GPUs, precisions, "
+    p = Parser(prog="predict sweep", description="Every combination of a grid file's models, GPUs, precisions, "
                 "batches (and GPU counts), one row per setting in a CSV or Parquet file; resumable.")
     p.add_argument("grid", help="GRID.yaml (or .json): models, gpus, precisions, batches, gpu_counts, options")
     p.add_argument("--out", "-o", required=True, help="RESULTS.csv (appended as settings finish) or .parquet "

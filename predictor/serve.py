@@ -423,9 +423,9 @@ def _ints(text: str) -> tuple[int, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .cli import _Parser, _positive_int
+    from .cli_common import Parser, positive_int as _positive_int
 
-    p = _Parser(prog="predict serve", description="LLM serving from a decoder ONNX: prefill, decode, tokens/s, "
+    p = Parser(prog="predict serve", description="LLM serving from a decoder ONNX: prefill, decode, tokens/s, "
                 "KV cache and what fits.")
     p.add_argument("model", help="decoder ONNX (a decode graph with past_key_values inputs, or the plain graph)")
     p.add_argument("--gpu", required=True, help="bundled GPU name or profile .json")
@@ -445,7 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    from .cli import _default_calibration, _emit
+    from .cli_common import default_calibration as _default_calibration, emit as _emit
     from .calibrate import Uncalibrated
     from .machine.profile import load_profile
 

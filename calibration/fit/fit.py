@@ -37,6 +37,7 @@ from predictor.roofline import level_times_s
 from predictor.types import MemLevel
 
 from .dataset import Case, graph_for, kernels_by_scope, load_cases, load_kernels, normalise_scope
+from .dataset import zoo_split as _zoo_split
 from .kernel_samples import FIT_FAMILIES, micro_costs, row_label
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -108,13 +109,6 @@ def append_node(cols: dict[str, list], cost, node, precision: str, profile, hidd
 def node_rows(cols: dict[str, list]) -> NodeRows:
     ints = ("group", "layout_group", "sample", "case")
     return NodeRows(**{k: np.asarray(v, dtype=int if k in ints else float) for k, v in cols.items()})
-
-
-def _zoo_split(network: str) -> str:
-    from calibration.networks.zoo import NETWORKS
-
-    spec = NETWORKS.get(network)
-    return spec.split if spec else "unknown"
 
 
 def training_cases(cases: list[Case]) -> list[Case]:

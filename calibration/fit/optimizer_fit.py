@@ -36,7 +36,7 @@ def tensor_cost_samples(doc: dict) -> list[tuple[float, float, float, float, str
     from calibration.training_accuracy import _impl, _num, load_cases
     from predictor.train import predict_training_file
 
-    from .fit import _zoo_split
+    from .dataset import zoo_split as _zoo_split
 
     profile = load_profile("h200")
     probes = ((1.0, 0.0), (PROBE_EFF, 0.0), (1.0, PROBE_S))

@@ -51,7 +51,7 @@ def depthwise_grad_samples(doc: dict) -> list[dict]:
     from calibration.training_accuracy import _impl, _num, load_cases, training_graph
     from predictor.train import predict_training_file
 
-    from .fit import _zoo_split
+    from .dataset import zoo_split as _zoo_split
 
     profile = load_profile("h200")
     cal = probe_calibration(doc, CLASS)
@@ -117,7 +117,7 @@ def norm_train_samples(doc: dict, path: Path = FORWARD_KERNELS) -> dict[str, lis
     from predictor.train import predict_training_file
 
     from .dataset import graph_for, normalise_scope
-    from .fit import _zoo_split
+    from .dataset import zoo_split as _zoo_split
 
     if not path.is_file():
         return {}
