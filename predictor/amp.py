@@ -59,7 +59,7 @@ def autocast(graph: Graph, precision: str) -> MixedGraph:
         raise PredictorError(f"'{precision}' is not a mixed precision ({', '.join(_LOW_DTYPES)})")
     low = _LOW_DTYPES[name]
     low_pol, high_pol = mixed_node_policies(name)
-    grouped = sdpa_groups(graph.nodes, frozenset(t.name for t in graph.inputs))
+    grouped = sdpa_groups(graph.nodes, graph.input_names)
     dtype: dict[str, str] = {}  # runtime dtype of each float tensor (by name)
     producer: dict[str, Node] = {}
     for t in graph.inputs:

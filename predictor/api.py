@@ -51,18 +51,14 @@ def load_gpu(gpu: str | MachineProfile) -> MachineProfile:
 
 
 def _calibration(calibration: Any, profile: MachineProfile):
-    from .calibrate import Uncalibrated
+    from .calibrate import calibration_named
 
     if calibration is None or calibration == "bundled":
-        from .fitted import bundled_calibration
-
-        return bundled_calibration(profile) or Uncalibrated()
+        return calibration_named(profile)
     if calibration == "uncalibrated":
-        return Uncalibrated()
+        return calibration_named(profile, uncalibrated=True)
     if isinstance(calibration, str):
-        from .fitted import load_calibration
-
-        return load_calibration(calibration)
+        return calibration_named(profile, calibration)
     if not hasattr(calibration, "predict_op"):
         raise PredictorError(f"calibration must be 'bundled', 'uncalibrated', a JSON path or a calibration object, "
                              f"not {calibration!r}")

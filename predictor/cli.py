@@ -305,7 +305,7 @@ def _predict(args: argparse.Namespace) -> int:
         if not args.gpu:
             build_parser().error("the following arguments are required: --gpu")
         sweep = len(args.gpu) > 1 or len(args.precision) > 1 or len(args.batch or ()) > 1
-        _check_mode(args, sweep)
+        args = _check_mode(args)
         if sweep:
             return _sweep(args)
         return _predict_body(_single_setting(args))
@@ -313,27 +313,27 @@ def _predict(args: argparse.Namespace) -> int:
         gc.enable()
 
 
-def _check_mode(args: argparse.Namespace, sweep: bool) -> None:
-    """--mode train takes the training options (as predict_graph's keywords: optimizer, impl, loss); inference
-    leaves ``mode`` and them unset (None), so a sweep passes predict_graph no option it does not take."""
+def _check_mode(args: argparse.Namespace) -> argparse.Namespace:
+    """--mode train takes the training options (as predict_training_graph's keywords: optimizer, impl, loss);
+    inference leaves ``mode`` and them unset (None), so a sweep passes predict_graph no option it does not take.
+    Returns a copy of ``args`` with ``impl`` (from --fused-optimizer) and ``mode`` resolved (args is left as parsed)."""
     from .types import PredictorError
 
     train_opts = [f"--{k.replace('_', '-')}" for k in ("optimizer", "fused_optimizer", "loss")
                   if getattr(args, k, None) is not None]
     fused = getattr(args, "fused_optimizer", None)
-    args.impl = None if fused is None else ("fused" if fused else "foreach")
-    if getattr(args, "mode", None) != "train":
-        args.mode = None
-        if train_opts:
-            raise PredictorError(f"{', '.join(train_opts)} appl{'ies' if len(train_opts) == 1 else 'y'} to --mode "
-                                 f"train only")
+    mode = "train" if getattr(args, "mode", None) == "train" else None
+    if mode is None and train_opts:
+        raise PredictorError(f"{', '.join(train_opts)} appl{'ies' if len(train_opts) == 1 else 'y'} to --mode "
+                             f"train only")
+    return argparse.Namespace(**{**vars(args), "mode": mode,
+                                 "impl": None if fused is None else ("fused" if fused else "foreach")})
 
 
 def _single_setting(args: argparse.Namespace) -> argparse.Namespace:
-    """One value in each list option: today's single prediction, with scalar --gpu/--precision/--batch."""
-    args.gpu, args.precision = args.gpu[0], args.precision[0]
-    args.batch = args.batch[0] if args.batch else None
-    return args
+    """One value in each list option: today's single prediction, with scalar --gpu/--precision/--batch (a copy)."""
+    return argparse.Namespace(**{**vars(args), "gpu": args.gpu[0], "precision": args.precision[0],
+                                 "batch": args.batch[0] if args.batch else None})
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -371,7 +371,6 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _predict_body(args: argparse.Namespace) -> int:
-    from .calibrate import Uncalibrated
     from .machine.profile import load_profile
     from .predict import predict_file
     from .report import to_csv, to_json, to_table
@@ -380,14 +379,7 @@ def _predict_body(args: argparse.Namespace) -> int:
     _check_plot(args.plot)
     _check_report(args)
     profile = load_profile(args.gpu)
-    if args.uncalibrated:
-        calibration = Uncalibrated()
-    elif args.calibration:
-        from .fitted import load_calibration
-
-        calibration = load_calibration(args.calibration)
-    else:
-        calibration = _default_calibration(profile)
+    calibration = _calibration_for(args, profile)
     if getattr(args, "mode", None) == "train" and getattr(args, "optimize", None):
         from .types import PredictorError
 

@@ -85,15 +85,10 @@ def trips_arg(text: str) -> tuple[str, int]:
 
 
 def calibration_for(args: argparse.Namespace, profile):
-    from .calibrate import Uncalibrated
+    """The calibration --uncalibrated / --calibration FILE name, else the bundled one (calibrate.calibration_named)."""
+    from .calibrate import calibration_named
 
-    if args.uncalibrated:
-        return Uncalibrated()
-    if args.calibration:
-        from .fitted import load_calibration
-
-        return load_calibration(args.calibration)
-    return default_calibration(profile)
+    return calibration_named(profile, args.calibration, args.uncalibrated)
 
 
 def emit(text: str, output: str | None) -> None:
@@ -104,7 +99,6 @@ def emit(text: str, output: str | None) -> None:
 
 def default_calibration(profile):
     """The fitted calibration bundled for this GPU (or transferred); pure roofline until one exists."""
-    from .calibrate import Uncalibrated
-    from .fitted import bundled_calibration
+    from .calibrate import calibration_named
 
-    return bundled_calibration(profile) or Uncalibrated()
+    return calibration_named(profile)

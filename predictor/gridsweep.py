@@ -184,17 +184,9 @@ def _profile(name: str):
 
 @lru_cache(maxsize=None)
 def _calibration(gpu: str, calibration: str | None, uncalibrated: bool):
-    from .calibrate import Uncalibrated
+    from .calibrate import calibration_named
 
-    if uncalibrated:
-        return Uncalibrated()
-    if calibration:
-        from .fitted import load_calibration
-
-        return load_calibration(calibration)
-    from .fitted import bundled_calibration
-
-    return bundled_calibration(_profile(gpu)) or Uncalibrated()
+    return calibration_named(_profile(gpu), calibration, uncalibrated)
 
 
 def run_task(task: Task) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from .optimize import apply_passes
 from .optimize import resolve as resolve_passes
 from .precision import PrecisionPolicy
 from .precision import policy as get_policy
-from .types import NetworkPrediction, PredictorError, frozen_map
+from .types import DEFAULT_OPSET, NetworkPrediction, PredictorError, frozen_map
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,7 @@ def predict_prepared(prepared: PreparedGraph, profile: MachineProfile, pol: Prec
     graph, node_pol, passes = prepared.graph, prepared.node_policy, prepared.passes
     cal = calibration or Uncalibrated()
     traffic = traffic_for(profile)
-    gc = cost_graph(graph.nodes, pol, graph.opset or 21, traffic, frozenset(t.name for t in graph.inputs),
-                    node_policies=node_pol)
+    gc = cost_graph(graph.nodes, pol, graph.opset or DEFAULT_OPSET, traffic, graph.input_names, node_policies=node_pol)
     not_costed = gc.not_costed
     control = getattr(graph, "control", None)
     if control is not None:  # If/Loop/Scan bodies (graph/control_flow.py): what could not be costed

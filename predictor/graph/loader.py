@@ -52,6 +52,11 @@ class Graph:
     control: object = None  # graph/control_flow.ControlFlow when If/Loop/Scan bodies were inlined
 
     @cached_property
+    def input_names(self) -> frozenset[str]:
+        """The names of the graph's inputs (what tells them from initializers and constants)."""
+        return frozenset(t.name for t in self.inputs)
+
+    @cached_property
     def digraph(self):
         """networkx DiGraph: one vertex per node name (attribute ``node``), an edge per tensor."""
         import networkx as nx

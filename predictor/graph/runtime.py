@@ -18,6 +18,7 @@ PyTorch eager), and exporter variants these matchers do not recognise (they stay
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from math import prod
 from typing import Callable, Sequence
 
 from ..types import Node, OpWork, WorkKind, frozen_map
@@ -113,16 +114,9 @@ def _scalar_const(ix: _Index, node: Node) -> int | None:
     """Index of the input of a binary node that is a scalar/1-element constant, else None."""
     for i in (0, 1):
         t = node.inputs[i] if i < len(node.inputs) else None
-        if t is not None and ix.is_const(node, i) and t.shape is not None and _numel(t.shape) == 1:
+        if t is not None and ix.is_const(node, i) and t.shape is not None and prod(t.shape) == 1:
             return i
     return None
-
-
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 @dataclass(frozen=True)
@@ -314,7 +308,7 @@ def _const_fold(ix: _Index, node: Node):
             or node.domain == "ai.predictor":  # the predictor's own kernels (autocast casts) run as costed
         return None
     out = node.outputs[0]
-    if out.shape is None or _numel(out.shape) > _SMALL:
+    if out.shape is None or prod(out.shape) > _SMALL:
         return None
     if all(ix.is_const(node, k) for k, t in enumerate(node.inputs) if t is not None):
         return [(node.name, _absorbed(w))]

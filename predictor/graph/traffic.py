@@ -73,9 +73,11 @@ dependent L2 compression. Graph outputs read by a later elementwise node could b
 from __future__ import annotations
 
 import math
+from math import prod
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from ..precision import FLOAT_DTYPES, dtype_bytes
 from ..types import MemLevel, Node, OpWork, TensorInfo, Unit, WorkKind, frozen_map
 from .opclass import op_class
 from .registry import op_traits
@@ -241,7 +243,7 @@ def rnn_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: Traffi
 def _rnn_gemm_operand_bytes(node: Node, work: OpWork, elem_bytes: int) -> float:
     """Bytes the GEMMs of a recurrent layer read as operands: weights (W once, R per step) + input X."""
     x = node.inputs[0]
-    xb = float(_numel(x) * _elem(x, elem_bytes)) if x is not None and x.shape is not None else 0.0
+    xb = float(prod(x.shape or ()) * _elem(x, elem_bytes)) if x is not None and x.shape is not None else 0.0
     return work.weight_bytes + xb
 
 
@@ -251,24 +253,12 @@ def _out_bytes(node: Node, elem_bytes: int) -> float:
     t = node.outputs[0] if node.outputs else None
     if t is None or t.shape is None:
         return 0.0
-    return float(_numel(t) * _elem(t, elem_bytes))
-
-
-def _numel(t: TensorInfo) -> int:
-    n = 1
-    for d in t.shape or ():
-        n *= d
-    return n
-
-
-_FLOAT = frozenset({"float64", "float32", "float16", "bfloat16", "float8e4m3fn", "float8e5m2",
-                    "float8e4m3fnuz", "float8e5m2fnuz"})
-_INT_BYTES = {"int64": 8, "int32": 4, "int16": 2, "int8": 1, "uint8": 1, "bool": 1, "uint16": 2,
-              "uint32": 4, "uint64": 8}
+    return float(prod(t.shape or ()) * _elem(t, elem_bytes))
 
 
 def _elem(t: TensorInfo, elem_bytes: int) -> int:
-    return elem_bytes if t.dtype in _FLOAT else _INT_BYTES.get(t.dtype, 4)
+    """Bytes per element of ``t``: the policy's ``elem_bytes`` for a float, else its dtype's own."""
+    return elem_bytes if t.dtype in FLOAT_DTYPES else dtype_bytes(t.dtype)
 
 
 # ------------------------------------------------------------------------------------------ model

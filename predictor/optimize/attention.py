@@ -42,7 +42,7 @@ from ..graph.fused import (
 from ..graph.loader import Graph
 from ..graph.registry import op_traits
 from ..graph.runtime import sdpa_groups
-from ..types import Node, TensorInfo, frozen_map
+from ..types import DEFAULT_OPSET, Node, TensorInfo, frozen_map
 from ._graph import GraphIndex, fused_node, rewrite, scalar_const
 from .registry import optimization
 
@@ -133,7 +133,7 @@ def match(ix: GraphIndex, sm: Node) -> _Match | None:
     if not _is(sm, "Softmax") or sm.inputs[0] is None or sm.inputs[0].shape is None:
         return None
     rank = len(sm.inputs[0].shape)
-    axis = int(sm.attrs.get("axis", -1 if (ix.graph.opset or 13) >= 13 else 1))
+    axis = int(sm.attrs.get("axis", -1 if (ix.graph.opset or DEFAULT_OPSET) >= 13 else 1))
     if rank < 3 or axis not in (-1, rank - 1):
         return None
     m = _Match()

@@ -131,7 +131,7 @@ def _peel_conv_bias(graph: Graph, excluded: frozenset) -> Graph:
 
 @optimization("elementwise", order=40)
 def elementwise(graph: Graph) -> Graph:
-    excluded = sdpa_groups(graph.nodes, frozenset(t.name for t in graph.inputs))
+    excluded = sdpa_groups(graph.nodes, graph.input_names)
     graph = _peel_conv_bias(graph, excluded)
     ix = GraphIndex(graph)
     kind: dict[str, str] = {}

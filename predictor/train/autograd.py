@@ -22,6 +22,7 @@ Linear in the number of nodes.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from math import prod
 from typing import Mapping, Sequence
 
 from ..graph.registry import STORAGE_VIEWS, op_traits
@@ -86,13 +87,6 @@ class AutogradGraph:
 
 def _is_float(t: TensorInfo | None) -> bool:
     return t is not None and t.dtype in FLOAT_DTYPES
-
-
-def _numel(t: TensorInfo) -> int:
-    n = 1
-    for d in t.shape or ():
-        n *= d
-    return n
 
 
 def build(seq: Sequence[tuple[Node, OpWork, PrecisionPolicy]], graph_inputs: Sequence[TensorInfo],
@@ -190,7 +184,7 @@ def build(seq: Sequence[tuple[Node, OpWork, PrecisionPolicy]], graph_inputs: Seq
             t = op.node.inputs[i]
             if t is None or t.name in params or t.name in input_names or not t.is_initializer or t.name in made:
                 continue
-            if _numel(t) <= 1 or t.shape is None or constant_derived(t.name):
+            if prod(t.shape or ()) <= 1 or t.shape is None or constant_derived(t.name):
                 continue
             params[t.name] = t
     # requires_grad, forward

@@ -24,7 +24,7 @@ from ..graph.traffic import traffic_for
 from ..machine.profile import MachineProfile
 from ..precision import PrecisionPolicy, policy as get_policy
 from ..predict import PreparedGraph, predict_prepared, prepare_graph
-from ..types import Node, OpWork, PredictorError, TensorInfo, frozen_map
+from ..types import DEFAULT_OPSET, Node, OpWork, PredictorError, TensorInfo, frozen_map
 from . import autograd, memory as mem
 from .context import BackwardContext
 from .forward import training_forward
@@ -66,7 +66,7 @@ def plan_step(graph: Graph, forward_ops, pol: PrecisionPolicy, optimizer: str, i
         prepared = prepare_graph(graph, pol, optimize)
     node_pol = prepared.node_policy
     by_name = {n.name: n for n in prepared.graph.nodes}
-    opset = graph.opset or 21
+    opset = graph.opset or DEFAULT_OPSET
     seq, extra = [], {}
     missing: dict[str, int] = {}
     for op in forward_ops:

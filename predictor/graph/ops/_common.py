@@ -30,8 +30,9 @@ naming the node. Formulas read attributes with :func:`attr` (schema defaults wit
 from __future__ import annotations
 
 from dataclasses import replace
+from math import prod  # noqa: F401  (the one product of dims; formulas import it from here)
 from functools import wraps
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..context import OpContext, ShapeUnknown
 from ..registry import Formula
@@ -43,13 +44,6 @@ TRANSCENDENTAL = 4
 SIGMOID = TRANSCENDENTAL + 2  # 6
 TANH = TRANSCENDENTAL  # 4
 INT64_BYTES = 8  # PyTorch index tensors (argmax, max-pool indices, topk indices) are int64
-
-
-def prod(xs: Iterable[int]) -> int:
-    n = 1
-    for x in xs:
-        n *= x
-    return n
 
 
 def norm_axis(axis: int, rank: int) -> int:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ._common import SIGMOID, attr, in_elem_bytes, out_requested, register, work_plan
+from ._common import SIGMOID, attr, in_elem_bytes, out_requested, prod, register, work_plan
 from .elementwise import GELU_ERF_FLOPS, GELU_TANH_FLOPS
 from .normalization import LAYERNORM_FLOPS, RMSNORM_FLOPS
 from .softmax import SOFTMAX_FLOPS
@@ -57,10 +57,7 @@ def tensor_scatter(ctx: OpContext) -> OpWork:
 
 
 def _rows(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape[:-1]:
-        n *= d
-    return n
+    return prod(shape[:-1])
 
 
 def _skip_norm(ctx: OpContext, norm_flops: int) -> OpWork:

@@ -45,7 +45,9 @@ from dataclasses import replace
 from ...types import OpWork
 from ..context import OpContext
 from ..opclass import bn_fp32_params
-from ._common import attr, input_reads, inputs_bytes, out_elem_bytes, register, with_input_reads, work_plan
+from ._common import (
+    attr, input_reads, inputs_bytes, out_elem_bytes, prod, register, with_input_reads, work_plan,
+)
 
 BN_INFERENCE_FLOPS = 2
 BN_TRAINING_FLOPS = 6
@@ -86,9 +88,7 @@ def layer_norm(ctx: OpContext) -> OpWork:
     shape = ctx.in_shape(0)
     axis = int(attr(ctx, "axis", -1))
     axis = axis + len(shape) if axis < 0 else axis
-    rows = 1
-    for d in shape[:max(0, min(axis, len(shape)))]:
-        rows *= d
+    rows = prod(shape[:max(0, min(axis, len(shape)))])
     return ctx.work(vector_flops=per * ctx.in_numel(0), rows=rows)
 
 
