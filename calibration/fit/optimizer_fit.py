@@ -33,7 +33,7 @@ def optimizer_class(doc: dict, eff_memory: float) -> dict:
 def tensor_cost_samples(doc: dict) -> list[tuple[float, float, float, float, str]]:
     """(measured optimizer s, predicted at eff_memory 1 and no per-tensor cost s, bytes time at eff_memory 1 s,
     tensors walked, case) per training case."""
-    from calibration.training_accuracy import _impl, _num, load_cases
+    from calibration.evaluate.training_accuracy import finite_number as _num, load_cases, optimizer_impl as _impl
     from predictor.train import predict_training_file
 
     from .dataset import zoo_split as _zoo_split

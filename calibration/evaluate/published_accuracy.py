@@ -1,6 +1,6 @@
 """Predicted vs published throughput of real networks on other GPUs (calibration/data/published/throughput.csv).
 
-    python -m calibration.published_accuracy [--csv FILE] [--json OUT.json] [--graph-time]
+    python -m calibration.evaluate.published_accuracy [--csv FILE] [--json OUT.json] [--graph-time]
 
 Each row is a published (GPU, network, precision, batch) throughput of NVIDIA's DeepLearningExamples tables
 (PyTorch eager with torch.cuda.amp; TensorFlow 1 with TF-AMP). We predict the same network (our ONNX graph) at the
@@ -26,7 +26,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CSV = REPO / "calibration" / "data" / "published" / "throughput.csv"
 
 
@@ -133,7 +133,8 @@ def to_table(s: dict, what: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m calibration.published_accuracy", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m calibration.evaluate.published_accuracy",
+                                description=__doc__.split("\n")[0])
     p.add_argument("--csv", type=Path, default=CSV)
     p.add_argument("--json", type=Path, default=None, help="write the summary and every row's error here")
     p.add_argument("--graph-time", action="store_true", help="compare the CUDA-graph time instead of the eager time")

@@ -1,6 +1,6 @@
 """The data-parallel scaling model against published measurements.
 
-    python -m calibration.scaling_accuracy [--out calibration/data/published/scaling_accuracy]
+    python -m calibration.evaluate.scaling_accuracy [--out calibration/data/published/scaling_accuracy]
 
 Reads ``calibration/data/published/scaling_published.json`` (each number copied from its source address,
 with what the comparison assumes), predicts each figure with ``predictor.distributed`` and writes
@@ -25,7 +25,7 @@ from predictor.fitted import bundled_calibration
 from predictor.machine.profile import load_profile
 from predictor.types import MemLevel
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # calibration/
 TABLE = os.path.join(HERE, "data", "published", "scaling_published.json")
 OUT = os.path.join(HERE, "data", "published", "scaling_accuracy")
 ROOT = os.path.dirname(HERE)
