@@ -103,7 +103,7 @@ def _dims(vi) -> tuple:
     return tuple(d.dim_param or (int(d.dim_value) if d.HasField("dim_value") else "?") for d in tt.shape.dim)
 
 
-def _inputs(path: str) -> _Inputs:
+def decoder_inputs(path: str) -> _Inputs:
     from .graph.loader import read_model
 
     m = read_model(path)
@@ -130,7 +130,7 @@ def _past_axes(dims: tuple) -> tuple[int, int]:
     return batch, (sym[0] if sym and sym[0] != batch else len(dims) - 2)
 
 
-def _shapes(inp: _Inputs, batch: int, seq: int, past: int) -> dict[str, tuple[int, ...]]:
+def step_shapes(inp: _Inputs, batch: int, seq: int, past: int) -> dict[str, tuple[int, ...]]:
     out = {inp.tokens: (batch, seq)}
     for name, dims in inp.past:
         b_axis, axis = _past_axes(dims)
@@ -194,7 +194,8 @@ def _weight_bytes(graph, pol) -> float:
 
 
 # ----------------------------------------------------------------------------- prediction
-def _predict(path, profile, precision, cal, shapes, batch, weights: str = "float") -> tuple[object, NetworkPrediction]:
+def predict_step(path, profile, precision, cal, shapes, batch,
+                 weights: str = "float") -> tuple[object, NetworkPrediction]:
     from .graph.loader import load
     from .predict import predict_graph
     from .weight_quant import quantise_weights
@@ -203,7 +204,7 @@ def _predict(path, profile, precision, cal, shapes, batch, weights: str = "float
     return g, predict_graph(g, profile, precision, cal, batch=batch)
 
 
-def _in_place_cache(pred: NetworkPrediction, past_names: set[str], context: int) -> float:
+def in_place_cache(pred: NetworkPrediction, past_names: set[str], context: int) -> float:
     """Total time with each Concat(past, new) scaled to the appended token's share."""
     total = 0.0
     for o in pred.ops:
@@ -229,7 +230,7 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
 
     pol = get_policy(precision)
     elem = pol.storage_bytes
-    inp = _inputs(path)
+    inp = decoder_inputs(path)
     notes: list[str] = []
     contexts = tuple(sorted(set(contexts) | {context}))
     batches = tuple(sorted(set(batches)))
@@ -245,14 +246,14 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
         g = None
         for c in contexts:
             for b in batches:
-                g, pred = _predict(path, profile, precision, calibration, _shapes(inp, b, 1, c), b, weights)
-                t = _in_place_cache(pred, past_names, c)
+                g, pred = predict_step(path, profile, precision, calibration, step_shapes(inp, b, 1, c), b, weights)
+                t = in_place_cache(pred, past_names, c)
                 decode_points.append(DecodePoint(b, c, t, b / t, float(b * c * kv.bytes_per_token(elem)), True))
                 if b == batches[0] and c == context:
                     decode_flops, decode_bytes = pred.total_flops, pred.total_bytes(MemLevel.HBM)
         notes.append("decode: the graph's Concat(past, new) cache nodes scaled to an in-place append (1 / (C + 1))")
         if seq_symbolic:
-            _, pp = _predict(path, profile, precision, calibration, _shapes(inp, prefill_batch, prompt, 1),
+            _, pp = predict_step(path, profile, precision, calibration, step_shapes(inp, prefill_batch, prompt, 1),
                              prefill_batch, weights)
             prefill_s, prefill_flops, prefill_bytes = pp.total_time_s, pp.total_flops, pp.total_bytes(MemLevel.HBM)
             notes.append("prefill: the decode graph with the prompt as its input and a 1-token past")
@@ -263,14 +264,14 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
     else:
         kind = "prefill"
         try:
-            g, pp = _predict(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
+            g, pp = predict_step(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
                              prefill_batch, weights)
         except PredictorError as e:
             if not isinstance(inp.token_dims[1], int):
                 raise
             prompt = inp.token_dims[1]
             notes.append(f"prefill: the graph's sequence is fixed ({e}); prompt = its {prompt} tokens")
-            g, pp = _predict(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
+            g, pp = predict_step(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
                              prefill_batch, weights)
         prefill_s, prefill_flops, prefill_bytes = pp.total_time_s, pp.total_flops, pp.total_bytes(MemLevel.HBM)
         found = _kv_from_attention(g)
@@ -282,7 +283,7 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
         one: dict[int, NetworkPrediction] = {}
         for b in batches:
             try:
-                _, one[b] = _predict(path, profile, precision, calibration, {inp.tokens: (b, 1)}, b, weights)
+                _, one[b] = predict_step(path, profile, precision, calibration, {inp.tokens: (b, 1)}, b, weights)
             except PredictorError as e:
                 raise PredictorError(f"serve: the graph does not load at one token per sequence ({e}); export it "
                                      "with a dynamic sequence axis") from None

@@ -5,7 +5,7 @@ every JSON report, then compare two dumps.
     python scripts/compare_predictions.py diff BEFORE.json AFTER.json
 
 Cases: every examples/*.onnx and calibration/data/networks/onnx/*.onnx, at fp32/fp16/bf16/amp and batch 1/32
-(inference), plus four ``predict validate`` runs, table and CSV reports, on the bundled ncu samples, ``--optimize all`` and ``--mode train`` (fp32, amp) on a few models and one multi-GPU case.
+(inference), plus four ``predict validate`` runs, ``predict serve`` on the bundled decoders, table and CSV reports, on the bundled ncu samples, ``--optimize all`` and ``--mode train`` (fp32, amp) on a few models and one multi-GPU case.
 A case that fails records its one-line error (compared too). The report is the CLI's ``--format json`` text unless a case names its format.
 """
 from __future__ import annotations
@@ -63,6 +63,8 @@ def cases() -> list[tuple[str, ...]]:
                               ("deeplabv3_resnet50", "fp32", 2)):
         out.append(("validate", f"examples/{name}.onnx", "--ncu", f"calibration/data/h200/ncu/{name}_{prec}_b{batch}.csv",
                     "--gpu", "h200", "--precision", prec, "--batch", str(batch)))
+    for m in sorted(glob.glob(os.path.join(ROOT, "calibration", "data", "llm", "h200", "onnx", "*.decode.onnx"))):
+        out.append(("serve", os.path.relpath(m, ROOT), "--gpu", "h200"))  # LLM serving (predict serve)
     for fmt in ("table", "csv"):  # the other two output formats, inference and training
         out.append(("examples/resnet50.onnx", "--gpu", "h200", "--precision", "amp", "--batch", "8", "--top", "all",
                     "--format", fmt))
@@ -80,7 +82,8 @@ def run_case(case: tuple[str, ...]) -> tuple[str, str]:
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             fmt = () if "--format" in case else ("--format", "json")
-            rc = main([*case, *fmt, "-o", out, "--quiet"])
+            quiet = () if case[0] == "serve" else ("--quiet",)
+            rc = main([*case, *fmt, "-o", out, *quiet])
         if rc != 0:
             return key, f"rc={rc} {err.getvalue().strip()}"
         with open(out) as f:
