@@ -9,11 +9,13 @@ Sources (whatever the installed ``onnx`` ships or generates):
 Each model is predicted on the bundled H200 profile (fp32, the bundled calibration, default batch 1) and
 counted as: ``costed`` (no op left out), ``named`` (predicted, naming the ops it could not cost, with
 counts), ``refused`` (a one-line error: the reason is recorded) or ``crashed`` (any other exception: a bug).
+A named model whose uncosted ops are mostly unknown shapes is also counted under ``cli_needs_allow_partial``:
+the ``predict`` command prints it only with ``--allow-partial`` (predictor/coverage.py).
 
     python benchmarks/onnx_coverage.py [--out benchmarks/results/onnx_coverage.json] [--limit N]
 
 Writes the JSON (provenance, counts per source, refusal reasons, the op types left uncosted with how many
-models each) and prints a summary.
+models each, every model's outcome), the same summary as Markdown beside it (``.md``), and prints it.
 """
 from __future__ import annotations
 
@@ -73,7 +75,14 @@ def classify(source, profile, calibration) -> tuple[str, str, dict]:
     except Exception as e:  # noqa: BLE001 - counted: a crash is a bug to fix
         return "crashed", f"{type(e).__name__}: {' '.join(str(e).split())[:250]}", {}
     if pred.unsupported:
-        return "named", "", dict(pred.unsupported)
+        from predictor.coverage import require_coverage
+
+        try:
+            require_coverage(pred, allow_partial=False)
+            note = ""
+        except PredictorError:
+            note = "cli: --allow-partial"
+        return "named", note, dict(pred.unsupported)
     return "costed", "", {}
 
 
@@ -117,6 +126,10 @@ def run(limit: int = 0) -> dict:
         for op in r.get("uncosted", {}):
             missing[op] += 1
     refusals = Counter(_reason_key(r["reason"]) for r in rows if r["status"] == "refused")
+    uncosted_ops = Counter()
+    for r in rows:
+        for op, n in r.get("uncosted", {}).items():
+            uncosted_ops[op] += n
     crashes = Counter(r["reason"] for r in rows if r["status"] == "crashed")
     return {
         "provenance": {"what": "predict over the onnx package's shipped and generated backend test models",
@@ -124,19 +137,47 @@ def run(limit: int = 0) -> dict:
                        "date_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                        "gpu": "h200", "precision": "fp32", "calibration": cal.name,
                        "elapsed_s": round(time.perf_counter() - t0, 1)},
-        "counts": {"total": len(rows), **{k: total.get(k, 0) for k in ("costed", "named", "refused", "crashed")}},
+        "counts": {"total": len(rows), **{k: total.get(k, 0) for k in ("costed", "named", "refused", "crashed")},
+                   "cli_needs_allow_partial": sum(1 for r in rows if r.get("reason") == "cli: --allow-partial")},
         "by_source": {k: dict(v) for k, v in by_source.items()},
         "uncosted_op_types": dict(missing.most_common()),
+        "uncosted_op_counts": dict(uncosted_ops.most_common()),
         "refusal_reasons": dict(refusals.most_common()),
         "crashes": dict(crashes.most_common()),
         "models": rows,
     }
 
 
+def markdown(doc: dict) -> str:
+    """The summary as a Markdown page: outcomes per source, then every uncosted op type with its counts."""
+    c, p = doc["counts"], doc["provenance"]
+    lines = [f"# predict over the onnx package's test models (onnx {p['onnx']})", "",
+             f"`{p['command']}` on {p['date_utc']}: {p['gpu']}, {p['precision']}, calibration `{p['calibration']}`.",
+             "", f"{c['total']} models: **{c['costed']} costed fully**, **{c['named']} named** what they could not "
+             f"cost (op type and count), **{c['refused']} refused**, **{c['crashed']} crashed**. Of the named, "
+             f"{c.get('cli_needs_allow_partial', 0)} have mostly unknown shapes (sizes that are graph inputs): "
+             "`predict` prints them with `--allow-partial`.", "",
+             "| source | costed | named | refused | crashed |", "| --- | ---: | ---: | ---: | ---: |"]
+    for k, v in doc["by_source"].items():
+        lines.append(f"| {k} | " + " | ".join(str(v.get(s, 0)) for s in ("costed", "named", "refused", "crashed"))
+                     + " |")
+    lines += ["", "## Not costed (op type: models naming it, instances)", "", "| op | models | instances |",
+              "| --- | ---: | ---: |"]
+    counts = doc.get("uncosted_op_counts", {})
+    for op, n in doc["uncosted_op_types"].items():
+        lines.append(f"| {op} | {n} | {counts.get(op, n)} |")
+    if doc["refusal_reasons"]:
+        lines += ["", "## Refused", ""] + [f"- x{n}: {r}" for r, n in doc["refusal_reasons"].items()]
+    if doc["crashes"]:
+        lines += ["", "## Crashed", ""] + [f"- x{n}: {r}" for r, n in doc["crashes"].items()]
+    return "\n".join(lines) + "\n"
+
+
 def summary(doc: dict) -> str:
     c = doc["counts"]
     lines = [f"{c['total']} models: costed fully {c['costed']}, named what it could not cost {c['named']}, "
-             f"refused {c['refused']}, crashed {c['crashed']}"]
+             f"refused {c['refused']}, crashed {c['crashed']} (named, printed by predict with --allow-partial: "
+             f"{c.get('cli_needs_allow_partial', 0)})"]
     for k, v in doc["by_source"].items():
         lines.append(f"  {k:18s} " + ", ".join(f"{s} {n}" for s, n in sorted(v.items())))
     lines.append("uncosted op types (models): " + ", ".join(f"{k} {v}" for k, v in
@@ -155,8 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     doc = run(a.limit)
     Path(a.out).write_text(json.dumps(doc, indent=0, ensure_ascii=False) + "\n")
+    md = Path(a.out).with_suffix(".md")
+    md.write_text(markdown(doc))
     print(summary(doc))
-    print(f"wrote {os.path.relpath(a.out)}")
+    print(f"wrote {os.path.relpath(a.out)} and {os.path.relpath(md)}")
     return 0
 
 

@@ -35,6 +35,7 @@ The file is plain JSON with provenance; nothing in it is executed.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -146,6 +147,10 @@ class FittedCalibration:
         op = runtime_op(node, cost.work)
         cls = kernel_class(node, op)
         prm = self.params(cls, policy.name)
+        if moved is not None:  # fp32 issue width of the target's SMs (machine/transfer.py)
+            eff = moved.efficiency(cls, policy.name, prm.eff_compute)
+            if eff != prm.eff_compute:
+                prm = dataclasses.replace(prm, eff_compute=eff)
         t, times = self._kernel_time(cost, profile, prm, policy.name, node)
         extra_names, extra_t = [], 0.0
         hidden = self.hidden_kernels(node, policy.name, op)

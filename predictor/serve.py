@@ -194,14 +194,65 @@ def _weight_bytes(graph, pol) -> float:
 
 
 # ----------------------------------------------------------------------------- prediction
-def predict_step(path, profile, precision, cal, shapes, batch,
-                 weights: str = "float") -> tuple[object, NetworkPrediction]:
-    from .graph.loader import load
+def predict_step(path, profile, precision, cal, shapes, batch, weights: str = "float",
+             source=None) -> tuple[object, NetworkPrediction]:
+    """``source``: the model re-bound by :func:`_rebindable` (read once), else the file is loaded."""
+    from .graph.loader import load, load_model_proto
     from .predict import predict_graph
     from .weight_quant import quantise_weights
 
-    g, _ = quantise_weights(load(path, batch=batch, shapes=shapes), weights)
+    if source is not None:
+        model = type(source)()
+        model.CopyFrom(source)
+        g = load_model_proto(model, batch=batch, shapes=shapes, path=path)
+    else:
+        g = load(path, batch=batch, shapes=shapes)
+    g, _ = quantise_weights(g, weights)
     return g, predict_graph(g, profile, precision, cal, batch=batch)
+
+
+def _rebindable(path: str, inp: _Inputs):
+    """A plain graph exported at a fixed batch or sequence length, with those axes of its token input (and of the
+    rank-2 inputs of the same fixed shape: attention mask, positions) made symbolic, so that serve can bind
+    them to the prompt and to one token; None when they are symbolic already."""
+    fixed = [k for k, d in enumerate(inp.token_dims) if isinstance(d, int)]
+    if not fixed:
+        return None
+    from .graph.loader import read_model
+
+    model = read_model(path)
+    inits = {t.name for t in model.graph.initializer}
+    for vi in model.graph.input:
+        if vi.name in inits or len(_dims(vi)) != 2:
+            continue
+        dims = vi.type.tensor_type.shape.dim
+        if vi.name != inp.tokens and _dims(vi) != inp.token_dims:
+            continue
+        for k in fixed:
+            dims[k].dim_param = ("batch", "sequence")[k]   # clears the fixed value (a oneof)
+    return model
+
+
+def _plain_shapes(inp: _Inputs, batch: int, seq: int, source) -> dict[str, tuple[int, ...]]:
+    """Bindings of a plain graph: the token input, and the mask / positions that re-binding made symbolic."""
+    out = {inp.tokens: (batch, seq)}
+    if source is not None:
+        dims = {vi.name: _dims(vi) for vi in source.graph.input}
+        for name in (inp.mask, inp.positions):
+            if name and name in dims and name != inp.tokens and not all(isinstance(d, int) for d in dims[name]):
+                out[name] = (batch, seq)
+    return out
+
+
+def _check_rebound(g, inp: _Inputs, seq: int) -> None:
+    """The re-bound graph's first output follows the new length: a graph whose constants hold its export
+    length (a causal mask of [S, S], reshapes to S) would broadcast back to it, or not load."""
+    out = g.outputs[0].shape if g.outputs else None
+    fixed = inp.token_dims[1]
+    if out is None or (isinstance(fixed, int) and len(out) >= 2 and out[1] != seq):
+        got = "unknown" if out is None else list(out)
+        raise PredictorError(f"serve: the graph's sequence length {fixed} is built into its constants (output "
+                             f"{got} at {seq} tokens): export it with a dynamic sequence axis")
 
 
 def in_place_cache(pred: NetworkPrediction, past_names: set[str], context: int) -> float:
@@ -263,14 +314,21 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
         weight_total = _weight_bytes(g, pol)
     else:
         kind = "prefill"
+        source = _rebindable(path, inp)
         try:
-            g, pp = predict_step(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
-                             prefill_batch, weights)
+            g, pp = predict_step(path, profile, precision, calibration, _plain_shapes(inp, prefill_batch, prompt, source),
+                             prefill_batch, weights, source)
+            if source is not None:
+                _check_rebound(g, inp, prompt)
+                notes.append(f"the graph's fixed input {list(inp.token_dims)} re-bound to [batch, tokens] "
+                             "(its constants follow the new length)")
         except PredictorError as e:
             if not isinstance(inp.token_dims[1], int):
                 raise
             prompt = inp.token_dims[1]
             notes.append(f"prefill: the graph's sequence is fixed ({e}); prompt = its {prompt} tokens")
+            if source is not None:  # re-binding failed: decode (one token) cannot be derived either
+                raise PredictorError(f"{e} (decode needs the graph at one token)") from None
             g, pp = predict_step(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
                              prefill_batch, weights)
         prefill_s, prefill_flops, prefill_bytes = pp.total_time_s, pp.total_flops, pp.total_bytes(MemLevel.HBM)
@@ -283,7 +341,10 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
         one: dict[int, NetworkPrediction] = {}
         for b in batches:
             try:
-                _, one[b] = predict_step(path, profile, precision, calibration, {inp.tokens: (b, 1)}, b, weights)
+                g1, one[b] = predict_step(path, profile, precision, calibration, _plain_shapes(inp, b, 1, source), b,
+                                      weights, source)
+                if source is not None:
+                    _check_rebound(g1, inp, 1)
             except PredictorError as e:
                 raise PredictorError(f"serve: the graph does not load at one token per sequence ({e}); export it "
                                      "with a dynamic sequence axis") from None

@@ -134,3 +134,38 @@ def test_stacked_past_inputs_of_older_exports():
     kv = _kv_from_past(inp)
     assert (kv.layers, kv.kv_heads, kv.head_dim) == (2, 12, 64)
     assert step_shapes(inp, 3, 1, 100)["past_0"] == (2, 3, 12, 100, 64)
+
+
+def _synth_cfg(tmp_path, name, dynamic_seq, inline_weights=False, seq=16):
+    spec = importlib.util.spec_from_file_location("synth_transformer", ROOT / "benchmarks" / "synth_transformer.py")
+    st = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("synth_transformer", st)
+    spec.loader.exec_module(st)
+    cfg = st.DecoderConfig(n_layers=2, d_model=64, n_heads=4, d_ff=128, vocab=256, seq=seq, dynamic_seq=dynamic_seq)
+    path = tmp_path / name
+    onnx.save(st.build_decoder(cfg, inline_weights), str(path))
+    return str(path)
+
+
+def test_fixed_length_prefill_graph_is_rebound(tmp_path):
+    """The same decoder exported at a fixed 16 tokens: serve re-binds its token input, so prefill at 32 tokens
+    and decode at one token predict exactly what the dynamic export does."""
+    prof = load_profile("h200")
+    kw = dict(prompt=32, context=100, batches=(1, 8), contexts=(100,))
+    dyn = predict_serving(_synth_cfg(tmp_path, "dyn.onnx", True), prof, "fp16", None, **kw)
+    fixed = predict_serving(_synth_cfg(tmp_path, "fixed.onnx", False), prof, "fp16", None, **kw)
+    assert fixed.prompt == 32 and fixed.prefill_s == dyn.prefill_s
+    assert fixed.point(8, 100).time_s == dyn.point(8, 100).time_s
+    assert any("re-bound to [batch, tokens]" in n for n in fixed.notes)
+
+
+def test_fixed_length_graph_with_its_length_in_a_constant_is_refused(tmp_path):
+    """A causal mask initializer of [1, 1, 16, 16] broadcasts any other length back to 16: one-line error."""
+    import pytest
+
+    from predictor.types import PredictorError
+
+    path = _synth_cfg(tmp_path, "baked.onnx", False, inline_weights=True)
+    with pytest.raises(PredictorError, match=r"sequence length 16 is built into its constants .* dynamic sequence"):
+        predict_serving(path, load_profile("h200"), "fp16", None, prompt=32, batches=(1,), contexts=(64,),
+                        context=64)

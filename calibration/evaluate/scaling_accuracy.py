@@ -7,6 +7,9 @@ with what the comparison assumes), predicts each figure with ``predictor.distrib
 ``scaling_accuracy.json`` and ``scaling_accuracy.md`` (error = predicted / published - 1).
 Kinds: ``speedup`` (N-GPU over 1-GPU throughput at the same per-GPU batch), ``busbw`` (nccl-tests bus
 bandwidth, GB/s), ``efficiency`` (scaling efficiency at a GPU count).
+It then compares the collective model with the published nccl-tests rows of
+``calibration/data/published/nccl_tests_published.json`` size by size (``calibration/evaluate/nccl_tests_accuracy.py``)
+and writes them into the same outputs (``nccl_tests`` in the JSON, a second section in the Markdown).
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import json
 import os
 from dataclasses import replace
 
+from calibration.evaluate import nccl_tests_accuracy
 from predictor.calibrate import Uncalibrated
 from predictor.distributed.collectives import collective_time, layout_for
 from predictor.distributed.ddp import DPConfig
@@ -69,7 +73,7 @@ def predict_check(check: dict) -> dict:
     else:
         profile = load_profile(system.gpu)
         parts = _steps(check, profile)
-        cfg = DPConfig(accumulate=int(check.get("accumulate", 1)))
+        cfg = DPConfig(accumulate=int(check.get("accumulate", 1)), input_rate=float(check.get("input_rate", 0.0)))
         n = check["gpus"]
         hybrid = check.get("hybrid_group")
         sc = sweep(parts, system, [1, n], cfg, profile.bandwidth(MemLevel.HBM), hybrid)
@@ -105,22 +109,33 @@ def to_markdown(rows: list[dict]) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--table", default=TABLE)
+    ap.add_argument("--nccl-tests", default=nccl_tests_accuracy.TABLES, help="published nccl-tests rows")
     ap.add_argument("--out", default=OUT, help="output path without extension (.json and .md are written)")
     args = ap.parse_args(argv)
     with open(args.table, encoding="utf-8") as f:
         checks = json.load(f)["checks"]
     rows = [predict_check(c) for c in checks]
+    nrows, groups, ndoc = nccl_tests_accuracy.run(args.nccl_tests)
     with open(args.out + ".json", "w", encoding="utf-8") as f:
-        json.dump({"table": os.path.relpath(args.table, ROOT), "rows": rows}, f, indent=1)
-    md = to_markdown(rows)
+        json.dump({"table": os.path.relpath(args.table, ROOT), "rows": rows,
+                   "nccl_tests": {"table": os.path.relpath(args.nccl_tests, ROOT), "summary": groups,
+                                  "rows": nrows}}, f, indent=1)
+    md = (to_markdown(rows) + "\n## nccl-tests all_reduce_perf rows, size by size\n\n"
+          "error = published time / predicted time - 1 (= predicted busbw / published busbw - 1)\n\n"
+          + nccl_tests_accuracy.to_markdown(nrows, groups, ndoc))
     with open(args.out + ".md", "w", encoding="utf-8") as f:
         f.write(md)
-    print(md)
+    print(to_markdown(rows))
     by = {}
     for r in rows:
         by.setdefault(r["kind"], []).append(abs(r["error"]))
     for k, v in by.items():
         print(f"{k}: {len(v)} checks, mean |error| {sum(v) / len(v):.1%}, worst {max(v):.1%}")
+    print(f"nccl-tests rows: {len(nrows)} in {len(ndoc['tables'])} tables")
+    for g in groups:
+        if g["table"].startswith("all "):
+            print(f"  {g['table']}, {g['range']}: {g['rows']} rows, median {g['median_error']:+.1%}, "
+                  f"mean |error| {g['mean_abs_error']:.1%}, worst {g['worst_error']:+.1%}")
     return 0
 
 

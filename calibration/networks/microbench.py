@@ -31,12 +31,13 @@ PRECISIONS = FLOAT_PRECISIONS + EIGHT_BIT_PRECISIONS
 FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS}   # families not named here run FLOAT_PRECISIONS
 TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
                         "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned", "rnn_steps",
-                        "conv_broad", "conv_transpose", "gemm_broad")
+                        "conv_broad", "conv_transpose", "gemm_broad", "conv3d", "conv1d", "conv_large", "rnn_bidir",
+                        "sdpa_broad")
 ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error")
 GRAPH_BELOW_S = 100e-6      # ops faster than this are timed as CUDA-graph replays of K calls
-GRAPH_FAMILIES = ("rnn_steps", "elementwise_mixed")  # timed in a CUDA graph at any duration (host-bound library calls)
+GRAPH_FAMILIES = ("rnn_steps", "elementwise_mixed", "rnn_bidir")  # timed in a CUDA graph at any duration (host-bound library calls)
 TARGET_CASE_S = 0.05        # GPU time spent timing one case (after warm-up)
 
 
@@ -649,6 +650,264 @@ def _norm_broad_cases(p: str) -> Iterator[OpCase]:
         yield OpCase("group_norm", "norm_broad", p, {"N": n, "C": c, "H": h, "groups": g}, 8.0 * n * c * h * h,
                      float(elt * 2 * n * c * h * h), setup)
 
+
+# ----------------------------------------------------------------------------- run 7: broad sweeps of the op families
+# that runs 1-6 left thin (3D and 1D convolutions, large spatial sizes, pooling, bidirectional recurrent layers,
+# broadcasts / casts / activations / data movement, attention shapes). Shapes are drawn once from fixed seeds over
+# the ranges networks use, or laid on small grids; none is taken from a particular network.
+def _conv_nd_case(p: str, family: str, n: int, cin: int, spatial: tuple[int, ...], cout: int, kernel: tuple[int, ...],
+                  stride: tuple[int, ...], dilation: tuple[int, ...], groups: int = 1) -> OpCase:
+    """F.conv1d / conv2d / conv3d with padding (k - 1) * d // 2 per axis (same-size at stride 1)."""
+    pads = tuple((k - 1) * d // 2 for k, d in zip(kernel, dilation))
+    outs = tuple((x + 2 * pd - d * (k - 1) - 1) // s + 1 for x, pd, d, k, s in zip(spatial, pads, dilation, kernel, stride))
+    elt = ELT_BYTES[p]
+    taps = math.prod(kernel)
+    flops = 2.0 * n * cout * math.prod(outs) * (cin // groups) * taps
+    nbytes = float(elt * (n * cin * math.prod(spatial) + cout * (cin // groups) * taps + n * cout * math.prod(outs)))
+    nd = len(spatial)
+
+    def setup():
+        import torch.nn.functional as F
+
+        fn = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[nd]
+        x, wt = _rand((n, cin, *spatial), p), _rand((cout, cin // groups, *kernel), p)
+        return lambda: fn(x, wt, None, stride, pads, dilation, groups)
+    params = {"N": n, "C": cin, "spatial": list(spatial), "K": cout, "kernel": list(kernel), "stride": list(stride),
+              "dilation": list(dilation), "pads": list(pads), "groups": groups, "out": list(outs)}
+    return OpCase(f"conv{nd}d", family, p, params, flops, nbytes, setup)
+
+
+def _seeded(seed: int, count: int, draw: Callable[[Any], tuple | None]) -> tuple[tuple, ...]:
+    """``count`` distinct tuples from ``draw(rng)`` (None = rejected), from a fixed seed."""
+    import random
+
+    rng, out = random.Random(seed), []
+    while len(out) < count:
+        t = draw(rng)
+        if t is not None and t not in out:
+            out.append(t)
+    return tuple(out)
+
+
+def _draw_conv3d(r) -> tuple | None:
+    n = r.choice((1, 2, 8))
+    cin = r.choice((3, 16, 32, 64, 128, 256, 512))
+    cout = r.choice((32, 64, 128, 256, 512))
+    t = r.choice((2, 4, 8, 16))
+    h = r.choice((7, 14, 28, 56, 112))
+    kt, kh = r.choice(((3, 3), (1, 3), (3, 1), (1, 1), (3, 7), (1, 7)))
+    s = r.choice((1, 1, 2))
+    st = s if t >= 4 and kt > 1 else 1
+    work = 2.0 * n * cout * cin * kt * kh * kh * (t // st) * (h // s) ** 2
+    return (n, cin, t, h, cout, kt, kh, st, s) if 1e7 <= work <= 6e11 else None
+
+
+CONV3D_SHAPES = _seeded(7, 40, _draw_conv3d)
+
+
+def _conv3d_cases(p: str) -> Iterator[OpCase]:
+    for n, cin, t, h, cout, kt, kh, st, s in CONV3D_SHAPES:
+        yield _conv_nd_case(p, "conv3d", n, cin, (t, h, h), cout, (kt, kh, kh), (st, s, s), (1, 1, 1))
+
+
+def _draw_conv1d(r) -> tuple | None:
+    n = r.choice((1, 4, 16))
+    cin = r.choice((1, 16, 64, 128, 256, 512, 1024))
+    cout = r.choice((64, 128, 256, 512, 1024))
+    length = r.choice((64, 256, 1024, 4096, 16384))
+    k = r.choice((1, 2, 3, 5, 7, 10))
+    s = r.choice((1, 1, 1, 2, 4, 5)) if k > 1 else 1
+    d = r.choice((1, 1, 2, 4, 16)) if s == 1 and k > 1 else 1
+    work = 2.0 * n * cout * cin * k * length / s
+    return (n, cin, length, cout, k, s, d) if 1e6 <= work <= 4e11 else None
+
+
+CONV1D_SHAPES = _seeded(8, 48, _draw_conv1d)
+
+
+def _conv1d_cases(p: str) -> Iterator[OpCase]:
+    for n, cin, length, cout, k, s, d in CONV1D_SHAPES:
+        yield _conv_nd_case(p, "conv1d", n, cin, (length,), cout, (k,), (s,), (d,))
+
+
+def _draw_conv_large(r) -> tuple | None:
+    n = r.choice((1, 2, 4))
+    cin = r.choice((3, 8, 16, 32, 64, 128))
+    cout = r.choice((8, 16, 32, 64, 128))
+    h = r.choice((256, 384, 512, 768, 1024))
+    k = r.choice((1, 3, 3, 5, 7))
+    s = r.choice((1, 1, 2))
+    work = 2.0 * n * cout * cin * k * k * (h // s) ** 2
+    return (n, cin, h, cout, k, s) if work <= 8e11 else None
+
+
+CONV_LARGE_SHAPES = _seeded(9, 40, _draw_conv_large)
+
+
+def _conv_large_cases(p: str) -> Iterator[OpCase]:
+    for n, cin, h, cout, k, s in CONV_LARGE_SHAPES:
+        yield _conv_nd_case(p, "conv_large", n, cin, (h, h), cout, (k, k), (s, s), (1, 1))
+
+
+# (N, C, H): pooling planes; each pooling kind runs on every one
+POOL_PLANES = ((1, 64, 112), (32, 64, 112), (1, 128, 56), (32, 128, 56), (1, 256, 28), (32, 256, 28),
+               (1, 512, 14), (32, 512, 14), (8, 320, 14), (8, 64, 56))
+POOL_KINDS = (("avg_pool2d", 3, 1, 1), ("avg_pool2d", 2, 2, 0), ("max_pool2d", 3, 2, 1), ("max_pool2d", 2, 2, 0))
+
+
+def _pool_broad_cases(p: str) -> Iterator[OpCase]:
+    """Average pooling 3x3 stride 1 (count_include_pad=False: a pooling token mixer) and 2x2 stride 2, max pooling 3x3
+    stride 2 and 2x2 stride 2, over planes of 7-112 pixels."""
+    elt = ELT_BYTES[p]
+    for n, c, h in POOL_PLANES:
+        for op, k, s, pad in POOL_KINDS:
+            ho = (h + 2 * pad - k) // s + 1
+
+            def setup(n=n, c=c, h=h, op=op, k=k, s=s, pad=pad):
+                import torch.nn.functional as F
+
+                x = _rand((n, c, h, h), p)
+                if op == "avg_pool2d":
+                    return lambda: F.avg_pool2d(x, k, s, pad, count_include_pad=False)
+                return lambda: F.max_pool2d(x, k, s, pad)
+            yield OpCase(op, "pool_broad", p, {"N": n, "C": c, "H": h, "W": h, "k": k, "stride": s, "pad": pad},
+                         float(n * c * ho * ho * k * k), float(elt * n * c * (h * h + ho * ho)), setup)
+
+
+# (kind, batch, seq, input, hidden, layers) of bidirectional recurrent layers, timed in CUDA graphs like rnn_steps
+RNN_BIDIR = tuple((kind, b, 32, h, h, layers) for kind in ("lstm", "gru") for h in (256, 512, 1024)
+                  for b in (1, 32) for layers in (1, 2))
+
+
+def _rnn_bidir_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for kind, b, seq, inp, hid, layers in RNN_BIDIR:
+        def setup(kind=kind, b=b, seq=seq, inp=inp, hid=hid, layers=layers):
+            import torch
+
+            cls = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}[kind]
+            mod = cls(inp, hid, num_layers=layers, batch_first=True, bidirectional=True).to(
+                device=gpu_common.DEVICE, dtype=_dtype(p)).eval()
+            mod.flatten_parameters()
+            x = _rand((b, seq, inp), p)
+            return lambda: mod(x)
+        flops, nbytes = rnn_cost(kind, b, seq, inp, hid, layers, elt)
+        yield OpCase(kind, "rnn_bidir", p, {"batch": b, "seq": seq, "input": inp, "hidden": hid, "layers": layers,
+                                            "bidirectional": True}, 2 * flops, 2 * nbytes, setup)
+
+
+DATA_SIZES = (1 << 16, 1 << 20, 1 << 23, 1 << 26)   # elements
+
+
+def _data_cases(p: str) -> Iterator[OpCase]:
+    """Broadcasts, strided inputs, casts, activations and data movement at 64 K - 64 M elements: a channel bias over
+    NCHW, a last-dim scale, a transposed operand, casts to/from fp32, tanh/sigmoid/silu/hardswish/gelu(tanh),
+    concatenation of two halves, zero padding, an embedding gather."""
+    import math as _m
+
+    elt = ELT_BYTES[p]
+    for n in DATA_SIZES:
+        side = int(_m.isqrt(n))
+        c = 64
+        hw = max(1, n // c)
+        h = max(1, int(_m.isqrt(hw)))
+        cases: list[tuple[str, dict, float, float, Callable[[], Callable[[], Any]]]] = []
+
+        def bias(h=h, c=c):
+            x, b = _rand((1, c, h, h), p), _rand((1, c, 1, 1), p)
+            return lambda: x + b
+        cases.append(("add_channel_bias", {"N": 1, "C": c, "H": h}, c * h * h, elt * (2 * c * h * h + c), bias))
+
+        def scale(n=n):
+            rows = max(1, n // 768)
+            x, g = _rand((rows, 768), p), _rand((768,), p)
+            return lambda: x * g
+        rows = max(1, n // 768)
+        cases.append(("mul_lastdim", {"rows": rows, "D": 768}, rows * 768, elt * (2 * rows * 768 + 768), scale))
+
+        def transposed(side=side):
+            x, y = _rand((side, side), p), _rand((side, side), p)
+            return lambda: x.t() + y
+        cases.append(("add_transposed", {"rows": side, "cols": side}, side * side, elt * 3 * side * side, transposed))
+
+        def cast_from(n=n):
+            import torch
+
+            x = torch.randn((n,), device=gpu_common.DEVICE, dtype=torch.float32)
+            target = torch.float64 if p in ("fp32", "tf32") else _dtype(p)
+            return lambda: x.to(target)
+        out_elt = 8 if p in ("fp32", "tf32") else elt
+        cases.append(("cast_from_fp32", {"n": n, "to_bytes": out_elt}, n, (4 + out_elt) * n, cast_from))
+
+        def cast_to(n=n):
+            x = _rand((n,), p)
+            import torch
+            return lambda: x.to(torch.float32 if p not in ("fp32", "tf32") else torch.float16)
+        to_elt = 4 if p not in ("fp32", "tf32") else 2
+        cases.append(("cast_to", {"n": n, "to_bytes": to_elt}, n, (elt + to_elt) * n, cast_to))
+        for act in ("tanh", "sigmoid", "silu", "hardswish", "gelu_tanh"):
+            def unary(n=n, act=act):
+                import torch
+                import torch.nn.functional as F
+
+                x = _rand((n,), p)
+                fn = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "silu": F.silu, "hardswish": F.hardswish,
+                      "gelu_tanh": lambda t: F.gelu(t, approximate="tanh")}[act]
+                return lambda: fn(x)
+            cases.append((act, {"n": n}, 4 * n, 2 * elt * n, unary))
+
+        def cat(n=n):
+            import torch
+
+            half = max(1, n // 2 // 4096)
+            a, b = _rand((half, 4096), p), _rand((half, 4096), p)
+            return lambda: torch.cat([a, b], dim=0)
+        cases.append(("cat", {"n": n}, 0.0, 2 * elt * n, cat))
+
+        def pad(h=h, c=c):
+            import torch.nn.functional as F
+
+            x = _rand((1, c, h, h), p)
+            return lambda: F.pad(x, (1, 1, 1, 1))
+        cases.append(("pad", {"N": 1, "C": c, "H": h}, 0.0, elt * (c * h * h + c * (h + 2) ** 2), pad))
+
+        def gather(n=n):
+            import torch
+
+            tokens = max(1, n // 768)
+            table = _rand((50000, 768), p)
+            idx = torch.randint(0, 50000, (tokens,), device=gpu_common.DEVICE)
+            return lambda: torch.nn.functional.embedding(idx, table)
+        tokens = max(1, n // 768)
+        cases.append(("embedding", {"tokens": tokens, "D": 768, "vocab": 50000}, 0.0, 2 * elt * tokens * 768, gather))
+        for op, params, flops, nbytes, setup in cases:
+            yield OpCase(op, "data", p, {**params}, float(flops), float(nbytes), setup)
+
+
+def _draw_sdpa(r) -> tuple | None:
+    b = r.choice((1, 2, 8, 32))
+    heads = r.choice((4, 8, 12, 16))
+    s = r.choice((49, 64, 128, 197, 256, 512, 1024, 2048, 4096))
+    d = r.choice((32, 64, 64, 128))
+    causal = r.random() < 0.3
+    return (b, heads, s, d, causal) if b * heads * s * s <= 2 ** 31 else None
+
+
+SDPA_SHAPES = _seeded(10, 40, _draw_sdpa)
+
+
+def _sdpa_broad_cases(p: str) -> Iterator[OpCase]:
+    """F.scaled_dot_product_attention as PyTorch dispatches it (flash / efficient / math by dtype and shape)."""
+    elt = ELT_BYTES[p]
+    for b, h, s, d, causal in SDPA_SHAPES:
+        def setup(b=b, h=h, s=s, d=d, causal=causal):
+            import torch.nn.functional as F
+
+            q, k, v = (_rand((b, h, s, d), p) for _ in range(3))
+            return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        yield OpCase("sdpa", "sdpa_broad", p, {"B": b, "H": h, "S": s, "D": d, "causal": causal},
+                     *sdpa_cost(b, h, s, d, causal, elt), setup)
+
 FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "gemm": _gemm_cases, "bmm": _bmm_cases, "conv_resnet50": _conv_resnet50_cases,
     "conv_depthwise": _conv_depthwise_cases, "conv_grouped": _conv_grouped_cases,
@@ -660,6 +919,8 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "elementwise_mixed": _elementwise_mixed_cases,
     "conv_broad": _conv_broad_cases, "conv_transpose": _conv_transpose_cases, "gemm_broad": _gemm_broad_cases,
     "norm_broad": _norm_broad_cases,
+    "conv3d": _conv3d_cases, "conv1d": _conv1d_cases, "conv_large": _conv_large_cases, "pool_broad": _pool_broad_cases,
+    "rnn_bidir": _rnn_bidir_cases, "data": _data_cases, "sdpa_broad": _sdpa_broad_cases,
 }
 
 

@@ -136,3 +136,62 @@ class UNet(nn.Module):
         for up, conv in zip(self.up, self.up_conv):
             x = conv(torch.cat([up(x), skips.pop()], dim=1))
         return self.head(x)
+
+
+class AudioLastHidden(nn.Module):
+    """Hugging Face speech encoder (wav2vec2-style) -> last_hidden_state (forward takes raw input_values)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(input_values=x).last_hidden_state
+
+
+class FeatureEncoder(nn.Module):
+    """Hugging Face encoder taking spectrogram input_features (Whisper's encoder) -> last_hidden_state."""
+
+    def __init__(self, encoder: nn.Module):
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, x):
+        return self.encoder(input_features=x).last_hidden_state
+
+
+class _GatedResidual(nn.Module):
+    def __init__(self, channels: int, kernel: int, dilation: int):
+        super().__init__()
+        self.pad = (kernel - 1) * dilation
+        self.conv = nn.Conv1d(channels, 2 * channels, kernel, dilation=dilation)
+        self.res = nn.Conv1d(channels, channels, 1)
+        self.skip = nn.Conv1d(channels, channels, 1)
+
+    def forward(self, x):
+        h = self.conv(nn.functional.pad(x, (self.pad, 0)))
+        a, b = h.chunk(2, dim=1)
+        h = torch.tanh(a) * torch.sigmoid(b)
+        return x + self.res(h), self.skip(h)
+
+
+class WaveNetTCN(nn.Module):
+    """WaveNet-style temporal convolution network: causal dilated Conv1d stacks with gated tanh/sigmoid units,
+    residual and skip 1x1 convolutions; input (batch, in_channels, time)."""
+
+    def __init__(self, in_channels: int = 32, channels: int = 128, kernel: int = 2, dilations: int = 10,
+                 stacks: int = 2, out_channels: int = 256):
+        super().__init__()
+        self.inp = nn.Conv1d(in_channels, channels, 1)
+        self.blocks = nn.ModuleList([_GatedResidual(channels, kernel, 2 ** i)
+                                     for _ in range(stacks) for i in range(dilations)])
+        self.head = nn.Sequential(nn.ReLU(), nn.Conv1d(channels, channels, 1), nn.ReLU(),
+                                  nn.Conv1d(channels, out_channels, 1))
+
+    def forward(self, x):
+        x = self.inp(x)
+        skips = 0
+        for block in self.blocks:
+            x, s = block(x)
+            skips = skips + s
+        return self.head(skips)

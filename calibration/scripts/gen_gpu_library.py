@@ -91,10 +91,19 @@ L2_PER_SM_CLK = 5120 / 108  # GA100 whitepaper: 5120 bytes/clock L2 read bandwid
 
 
 def _gpu(name, full, aliases, arch, cc, sms, clock_mhz, l2_mib, mem_gb, hbm_gbps, peaks, sheet, db=None,
-         l2_rule="per-sm", notes="", tdp_w=None, fp32_lanes=None):
+         l2_rule="per-sm", notes="", tdp_w=None, fp32_lanes=None, sustained=None):
+    """``sustained``: (MHz, source text) of a published sustained (power-limited) SM clock, or None."""
     return dict(name=name, full=full, aliases=aliases, arch=arch, cc=cc, sms=sms, clock=clock_mhz * 1e6,
                 l2=int(l2_mib * MiB), mem=mem_gb * G, hbm=hbm_gbps * G, peaks=peaks, sheet=sheet, db=db or sheet,
-                l2_rule=l2_rule, notes=notes, tdp_w=tdp_w)
+                l2_rule=l2_rule, notes=notes, tdp_w=tdp_w, sustained=sustained)
+
+
+T4_SUSTAINED = (900, "SM clock a T4 holds under sustained inference load at its 70 W limit: ~900 MHz (BERT on a single "
+                     "T4, clocks set to 1590 MHz with nvidia-smi -ac, 'dropping down to ~900 MHz in a SingleStream "
+                     "run': https://github.com/mlcommons/inference_results_v0.5/issues/20, 2020-06-16); NVIDIA's "
+                     "answer on the T4's sustained cuBLAS rate (~24 of 65 TFLOP/s fp16 on 4096^3 GEMMs, 'arising due "
+                     "to power capping of the GPU'): https://forums.developer.nvidia.com/t/about-gpu-peak-performance/"
+                     "264462")
 
 
 # peaks: {(precision, unit): (TFLOP/s, "sheet" | "derived: how")}
@@ -135,10 +144,10 @@ GPUS = [
          "volta", "7.0", 80, 1380, 6, 32, 900, V100_PCIE, "v100", l2_rule="volta", tdp_w=250),
     _gpu("t4", "NVIDIA T4 16GB", ["Tesla T4", "t4-16gb", "tesla-t4"], "turing", "7.5", 40, 1590, 4, 16, 320,
          _p(fp64_cuda=(8.1 / 32, HALF32), fp32_cuda=8.1, fp16_cuda=(16.2, FP16_2X), fp16_tensor=65.0,
-            int8_tensor=130.0), "t4", "t4-db", l2_rule="volta", tdp_w=70,
-         notes="Turing: no bf16, tf32 or fp8 tensor cores. Power-limited at 70 W: under sustained load the clock "
-               "falls below the 1590 MHz boost (Jia et al. 2019, section on clock throttling); NVIDIA publishes no "
-               "sustained clock, so the peaks are at boost."),
+            int8_tensor=130.0), "t4", "t4-db", l2_rule="volta", tdp_w=70, sustained=T4_SUSTAINED,
+         notes="Turing: no bf16, tf32 or fp8 tensor cores. Power-limited at 70 W: under sustained load the SM clock "
+               "falls from the 1590 MHz boost to ~900 MHz (source sustained-clock); NVIDIA publishes no sustained "
+               "clock. The transfer scales compute and L1/L2 ceilings by 900/1590."),
     _gpu("p100-sxm2-16gb", "NVIDIA Tesla P100 SXM2 16GB", ["Tesla P100-SXM2-16GB", "p100", "p100-sxm2", "tesla-p100"],
          "pascal", "6.0", 56, 1480, 4, 16, 732, _p(fp64_cuda=5.3, fp32_cuda=10.6, fp16_cuda=21.2), "p100",
          l2_rule="volta", tdp_w=300, notes="Pascal: no tensor cores (fp16/bf16/tf32/fp8/int8 precisions are n/a)."),
@@ -267,6 +276,7 @@ def build(g) -> dict:
         "compute_capability": g["cc"],
         "sm_count": _value(g["sms"], spec if g["arch"] != "blackwell" else "spec-db"),
         "sm_clock_hz": _value(round(clk, 3), clock_src),
+        **({"sustained_sm_clock_hz": _value(g["sustained"][0] * 1e6, "sustained-clock")} if g["sustained"] else {}),
         "l2_bytes": _value(g["l2"], spec),
         "hbm_bytes": _value(g["mem"], "datasheet"),
         "launch_overhead_s": _value(4.2e-06, "assumed-launch"),
@@ -278,6 +288,8 @@ def build(g) -> dict:
                       **({"tdp_w": g["tdp_w"]} if g["tdp_w"] else {})},
         "sources": sources,
     }
+    if g["sustained"]:
+        sources["sustained-clock"] = {"kind": "published-measurement", "reference": g["sustained"][1]}
     if g["notes"]:
         doc["notes"] = g["notes"]
     return doc

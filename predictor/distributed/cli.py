@@ -36,6 +36,16 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _rate(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0 < v <= 1e12:
+        raise argparse.ArgumentTypeError(f"'{text}' must be a number of samples/s in (0, 1e12]")
+    return v
+
+
 def _positive_int(text: str) -> int:
     try:
         v = int(text)
@@ -70,12 +80,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="what-if beside synchronous DP: synchronous groups of G GPUs exchanging asynchronously")
     g.add_argument("--no-nvls", action="store_true", default=None,
                    help="NCCL without NVLink SHARP (NCCL_NVLS_ENABLE=0)")
+    g.add_argument("--input-rate", type=_rate, default=None, metavar="SAMPLES/S",
+                   help="what-if: samples per second one node's input pipeline (loading, decoding, augmentation) "
+                   "delivers to all its GPUs; a step is never shorter than the node's samples over this rate")
 
 
 def wants_distributed(args: argparse.Namespace) -> bool:
     return any(getattr(args, k, None) is not None for k in
                ("gpus", "system", "nodes", "bucket_mb", "parallel", "grad_comm", "accumulate", "hybrid_group",
-                "no_nvls"))
+                "no_nvls", "input_rate"))
 
 
 def _single(values, what: str):
@@ -138,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
         raise PredictorError(f"--hybrid-group {args.hybrid_group} must divide every GPU count ({counts})")
     profile = load_profile(system.gpu)
     cfg = DPConfig(strategy=args.parallel or "ddp", bucket_mb=args.bucket_mb or 25.0,
-                   grad_comm=args.grad_comm or "native", accumulate=args.accumulate or 1, nvls=not args.no_nvls)
+                   grad_comm=args.grad_comm or "native", accumulate=args.accumulate or 1, nvls=not args.no_nvls,
+                   input_rate=args.input_rate or 0.0)
     cfg.check()
     from .collectives import layout_for
 

@@ -47,6 +47,7 @@ class DPConfig:
     accumulate: int = 1                # micro-batches per optimizer step
     bucket_view: bool = False          # gradient_as_bucket_view
     nvls: bool = True                  # NCCL may use NVLink SHARP (NCCL_NVLS_ENABLE=1)
+    input_rate: float = 0.0            # samples/s one node's input pipeline delivers to its GPUs (0: unlimited)
 
     def check(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -57,6 +58,8 @@ class DPConfig:
             raise PredictorError(f"--bucket-mb must be in (0, 100000] MiB (got {self.bucket_mb:g})")
         if self.accumulate < 1:
             raise PredictorError(f"--accumulate must be at least 1 (got {self.accumulate})")
+        if not 0 <= self.input_rate <= 1e12:
+            raise PredictorError(f"--input-rate must be a positive number of samples/s (got {self.input_rate:g})")
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def exchange_time(shard_bytes: float, groups: int, system: SystemProfile) -> flo
     if groups <= 1 or shard_bytes <= 0:
         return 0.0
     m = nccl_model()
-    per_gpu = system.inter.node_bandwidth_Bps * m.link_efficiency["net"] / system.gpus_per_node
+    per_gpu = system.inter.node_bandwidth_Bps * m.net_efficiency / system.gpus_per_node
     lat = 2 * math.ceil(math.log2(groups)) * m.hw_latency_s["net"]["tree"]["Simple"]
     return lat + 2.0 * (groups - 1) / groups * shard_bytes / per_gpu
 

@@ -11,14 +11,14 @@ from .scaling import Scaling, ScalingRow
 SCHEMA_VERSION = 1
 CSV_COLUMNS = ("gpus", "nodes", "step_time_s", "baseline_step_time_s", "exposed_comm_s", "comm_s", "overhead_s",
                "efficiency", "speedup", "throughput_per_s", "memory_per_gpu_bytes", "hybrid_step_time_s",
-               "hybrid_efficiency", "hybrid_throughput_per_s", "hybrid_staleness_steps")
+               "hybrid_efficiency", "hybrid_throughput_per_s", "hybrid_staleness_steps", "input_time_s")
 
 
 def _row_json(r: ScalingRow) -> dict:
     d = {"gpus": r.gpus, "nodes": r.nodes, "step_time_s": r.step_s, "baseline_step_time_s": r.baseline_step_s,
          "exposed_comm_s": r.exposed_comm_s, "comm_s": r.comm_s, "overhead_s": r.overhead_s,
          "efficiency": r.efficiency, "speedup": r.speedup, "throughput_per_s": r.throughput_per_s,
-         "memory_per_gpu_bytes": r.memory_per_gpu_bytes,
+         "memory_per_gpu_bytes": r.memory_per_gpu_bytes, "input_time_s": r.input_s, "input_bound": r.input_bound,
          "parts": [{"step_time_s": p.step_s, "exposed_comm_s": p.exposed_comm_s, "comm_s": p.comm_s,
                     "buckets": [{"params": b.params, "bytes": b.bytes, "ready_s": b.ready_s, "start_s": b.start_s,
                                  "end_s": b.end_s} for b in p.buckets], "notes": list(p.notes)} for p in r.parts]}
@@ -37,7 +37,8 @@ def to_json(sc: Scaling) -> str:
            "system": sc.system.to_json(),
            "data_parallel": {"strategy": c.strategy, "bucket_mb": c.bucket_mb, "grad_comm": c.grad_comm,
                              "accumulate": c.accumulate, "gradient_as_bucket_view": c.bucket_view, "nvls": c.nvls,
-                             "hybrid_group_gpus": sc.hybrid_group},
+                             "hybrid_group_gpus": sc.hybrid_group,
+                             "input_rate_per_node_per_s": c.input_rate or None},
            "scaling": [_row_json(r) for r in sc.rows]}
     return json.dumps(doc, indent=1) + "\n"
 
@@ -51,7 +52,8 @@ def to_csv(sc: Scaling) -> str:
         w.writerow([r.gpus, r.nodes, f"{r.step_s:.6g}", f"{r.baseline_step_s:.6g}", f"{r.exposed_comm_s:.6g}",
                     f"{r.comm_s:.6g}", f"{r.overhead_s:.6g}", f"{r.efficiency:.6g}", f"{r.speedup:.6g}",
                     f"{r.throughput_per_s:.6g}", f"{r.memory_per_gpu_bytes:.6g}", opt(r.hybrid_step_s),
-                    opt(r.hybrid_efficiency), opt(r.hybrid_throughput_per_s), opt(r.hybrid_staleness, "{}")])
+                    opt(r.hybrid_efficiency), opt(r.hybrid_throughput_per_s), opt(r.hybrid_staleness, "{}"),
+                    f"{r.input_s:.6g}"])
     return buf.getvalue()
 
 
@@ -74,7 +76,8 @@ def to_table(sc: Scaling) -> str:
              f"{s.inter.nic_bandwidth_Bps / 1e9:g} GB/s {s.inter.fabric} per node)",
              f"data parallel: {c.strategy}, buckets {c.bucket_mb:g} MiB, gradient communication {c.grad_comm}, "
              f"accumulation {c.accumulate}, NVLink SHARP {'on' if c.nvls and s.intra.nvls else 'off'}"
-             + (f", hybrid groups of {sc.hybrid_group} GPUs" if sc.hybrid_group else "")]
+             + (f", hybrid groups of {sc.hybrid_group} GPUs" if sc.hybrid_group else "")
+             + (f", input pipeline {_rate(c.input_rate)} per node" if c.input_rate else "")]
     hdr = (f"{'GPUs':>7} {'nodes':>6} {'step':>11} {'exposed comm':>13} {'efficiency':>10} {'speedup':>10} "
            f"{'throughput':>12} {'mem/GPU':>9}")
     if sc.hybrid_group:
@@ -92,6 +95,10 @@ def to_table(sc: Scaling) -> str:
     lines.append("-" * len(hdr))
     lines.append("efficiency = one-GPU step / step at the same per-GPU batch (weak scaling); exposed comm = "
                  "communication not hidden behind backward; step = GPU time (kernels back to back)")
+    bound = [r.gpus for r in sc.rows if r.input_bound]
+    if bound:
+        lines.append(f"input-bound at {', '.join(map(str, bound))} GPUs: the node's input pipeline "
+                     f"({_rate(c.input_rate)}) sets the step, not the GPUs")
     notes = {n for r in sc.rows for p in r.parts for n in p.notes if r.gpus > 1}
     for n in sorted(notes):
         lines.append(f"note  {n}")

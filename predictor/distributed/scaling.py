@@ -1,5 +1,11 @@
 """A scaling sweep: the data-parallel step of a training workload at each GPU count of a system.
 
+Input pipeline (``--input-rate R``, a what-if): one node's pipeline (data loading, decoding, augmentation on
+its CPUs, shared by its GPUs) delivers at most R samples/s, so a step cannot be shorter than the node's
+samples per step over R: ``batch x accumulation x GPUs on the node / R``; the one-GPU baseline gets the whole
+pipeline (``batch x accumulation / R``). A pipeline that keeps up with one GPU can starve eight: scaling
+efficiency then drops with GPUs per node, not with communication.
+
 A workload is one or more parts trained in the same step (a network; a GAN's generator and discriminator,
 each with its own DDP wrapper and optimizer, run one after the other). Per GPU count: step time, exposed
 communication, scaling efficiency (single-GPU step / step, weak scaling at a fixed per-GPU batch),
@@ -33,11 +39,15 @@ class ScalingRow(ScalingFigures):
     memory_per_gpu_bytes: float
     parts: tuple[DPStep, ...]
     hybrid: tuple[HybridStep, ...] = ()
+    input_s: float = 0.0               # the node's input pipeline per step (0: not limited)
 
+    @property
+    def input_bound(self) -> bool:
+        return self.input_s > 0 and self.step_s <= self.input_s
 
     @property
     def hybrid_step_s(self) -> float | None:
-        return sum(h.step_s for h in self.hybrid) if self.hybrid else None
+        return max(sum(h.step_s for h in self.hybrid), self.input_s) if self.hybrid else None
 
     @property
     def hybrid_efficiency(self) -> float | None:
@@ -82,8 +92,12 @@ def row(parts: Sequence[StepProfile], system: SystemProfile, gpus: int, cfg: DPC
     hyb: tuple[HybridStep, ...] = ()
     if hybrid_group and gpus > hybrid_group:
         hyb = tuple(hybrid_step(p, system, gpus, hybrid_group, cfg, hbm_Bps) for p in parts)
-    return ScalingRow(gpus=gpus, nodes=lay.nodes, step_s=sum(s.step_s for s in steps),
-                      baseline_step_s=sum(s.baseline_step_s for s in steps), comm_s=sum(s.comm_s for s in steps),
+    per_gpu = steps[0].samples_per_step / gpus
+    input_s = per_gpu * lay.per_node / cfg.input_rate if cfg.input_rate else 0.0
+    base_input_s = per_gpu / cfg.input_rate if cfg.input_rate else 0.0
+    return ScalingRow(gpus=gpus, nodes=lay.nodes, step_s=max(sum(s.step_s for s in steps), input_s),
+                      baseline_step_s=max(sum(s.baseline_step_s for s in steps), base_input_s),
+                      comm_s=sum(s.comm_s for s in steps), input_s=input_s,
                       exposed_comm_s=sum(s.exposed_comm_s for s in steps),
                       overhead_s=sum(s.overhead_s for s in steps), samples_per_step=steps[0].samples_per_step,
                       memory_per_gpu_bytes=_memory(parts, [s.memory_per_gpu_bytes for s in steps]),

@@ -36,6 +36,8 @@ class IntraNode:
     nvls_algbw_Bps: float = 0.0
     pcie_gen: int = 0
     pcie_bandwidth_Bps: float = 0.0
+    sockets: int = 1               # CPU sockets the node's GPUs hang off
+    inter_socket_Bps: float = 0.0  # what a ring crossing between sockets gets there, per direction (NCCL's figure)
 
 
 @dataclass(frozen=True)
@@ -195,7 +197,15 @@ def parse_system(doc: Any, origin: str = "") -> SystemProfile:
         nvls_algbw_Bps=number(i, "nvls_algbw_Bps", "intra_node.nvls_algbw_Bps", 1e8, 1e14) if nvls else 0.0,
         pcie_gen=int(i.get("pcie_gen", 0) or 0),
         pcie_bandwidth_Bps=number(i, "pcie_bandwidth_Bps", "intra_node.pcie_bandwidth_Bps", 1e8, 1e13)
-        if "pcie_bandwidth_Bps" in i else 0.0)
+        if "pcie_bandwidth_Bps" in i else 0.0,
+        sockets=int(number(i, "sockets", "intra_node.sockets", 1, 16, integer=True)) if "sockets" in i else 1,
+        inter_socket_Bps=number(i, "inter_socket_Bps", "intra_node.inter_socket_Bps", 1e8, 1e14)
+        if "inter_socket_Bps" in i else 0.0)
+    if intra.sockets > 1 and not intra.inter_socket_Bps:
+        raise PredictorError(f"{where}: intra_node.sockets > 1 needs intra_node.inter_socket_Bps (the link between them)")
+    if gpn % intra.sockets:
+        raise PredictorError(f"{where}: gpus_per_node ({gpn}) must divide evenly over intra_node.sockets "
+                             f"({intra.sockets})")
     if nvls and not nvswitch:
         raise PredictorError(f"{where}: intra_node.nvls needs intra_node.nvswitch (NVLink SHARP runs in the NVSwitch)")
     n = section("inter_node")

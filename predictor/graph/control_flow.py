@@ -75,6 +75,9 @@ class ControlFlow:
     undecided: tuple[str, ...] = ()                 # Ifs whose both branches were inlined (branch "max")
     not_costed: Mapping[str, int] = field(default_factory=frozen_map)   # reported like unsupported ops
     notes: tuple[str, ...] = ()
+    # loop-carried / scan state of a body run more than once: initial tensor -> the body's next-state output
+    # (the body reads the initial value in every iteration; a training step's backward chains them, train/loops.py)
+    carried: Mapping[str, str] = field(default_factory=frozen_map)
 
 
 def has_control_flow(model: onnx.ModelProto) -> bool:
@@ -105,6 +108,7 @@ class _Inliner:
         self.not_costed: dict[str, int] = {}
         self.notes: list[str] = []
         self.loops: set[str] = set()
+        self.carried: dict[str, str] = {}
         self.const_scalars: dict[str, object] = {}   # tensor name -> scalar value (Constant / small initializer)
 
     # ---- values known at proto level (nested bodies) or from the first load (top level)
@@ -291,6 +295,8 @@ class _Inliner:
         for k, (src, dst) in enumerate(zip(body_outs, outs)):
             if k < n_carried:
                 self._identity(src, dst, repeat, tags)
+                if trips > 1 and ins[2 + k]:
+                    self.carried[ins[2 + k]] = src
             else:
                 self._stack(src, dst, trips, 0, repeat, tags)
 
@@ -330,6 +336,8 @@ class _Inliner:
         for k, (src, dst) in enumerate(zip(self._outputs(body, inner), outs)):
             if k < n_state:
                 self._identity(src, dst, repeat, tags)
+                if length > 1 and ins[k]:
+                    self.carried[ins[k]] = src
             else:
                 j = k - n_state
                 self._stack(src, dst, length, out_axes[j] if j < len(out_axes) else 0, repeat, tags)
@@ -372,7 +380,8 @@ def inline(model: onnx.ModelProto, known: Mapping[str, tuple], shapes: Mapping[s
     g.node.extend(nodes)
     g.initializer.extend(inl.inits)
     cf = ControlFlow(repeats=frozen_map(inl.repeats), branch_of=frozen_map(inl.branch_of),
-                     undecided=tuple(inl.undecided), not_costed=frozen_map(inl.not_costed), notes=tuple(inl.notes))
+                     undecided=tuple(inl.undecided), not_costed=frozen_map(inl.not_costed), notes=tuple(inl.notes),
+                     carried=frozen_map(inl.carried))
     return out, cf
 
 

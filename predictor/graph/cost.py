@@ -49,7 +49,32 @@ def node_work(node: Node, policy: PrecisionPolicy, opset: int = DEFAULT_OPSET) -
     formula = lookup(node.op_type, node.domain)
     if formula is None:
         return None
-    return formula(OpContext(node, policy, opset))
+    work = formula(OpContext(node, policy, opset))
+    if work.kernels and _all_outputs_empty(node):
+        return EMPTY_WORK
+    return work
+
+
+# a node whose every output has a zero dimension: runtimes return before launching anything
+EMPTY_WORK = OpWork(flops=frozen_map(), bytes_read=0.0, bytes_written=0.0, kernels=0,
+                    notes=("empty output (a zero dimension): no kernel",))
+
+
+def _all_outputs_empty(node: Node) -> bool:
+    outs = [t for t in node.outputs if t is not None and t.name]
+    return bool(outs) and all(t.shape is not None and 0 in t.shape for t in outs)
+
+
+CONTAINER_SUFFIX = {"sequence": " (sequence value)", "optional": " (optional value)"}
+
+
+def _container_key(node: Node) -> str | None:
+    """``<op> (sequence value)`` for a node reading or writing a sequence (or optional) value: it has no tensor
+    shape to cost, and is named as such rather than as an unknown shape."""
+    for t in (*node.inputs, *node.outputs):
+        if t is not None and t.dtype in CONTAINER_SUFFIX:
+            return node.op_type + CONTAINER_SUFFIX[t.dtype]
+    return None
 
 
 def to_cost(node: Node, work: OpWork, policy: PrecisionPolicy,
@@ -90,7 +115,11 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
         try:
             work = node_work(node, pol_of(node), opset)
         except ShapeUnknown:
-            unshaped[node.op_type] = unshaped.get(node.op_type, 0) + 1
+            key = _container_key(node)
+            if key is not None:
+                unsupported[key] = unsupported.get(key, 0) + 1
+            else:
+                unshaped[node.op_type] = unshaped.get(node.op_type, 0) + 1
             continue
         if work is None:
             key = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"

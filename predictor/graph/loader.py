@@ -158,6 +158,7 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
     from .validation import check_declarations
 
     check_declarations(model)  # duplicate initializers, inputs and outputs, conflicting shadowing inputs
+    declared = _declared_shapes(model, init_names)
     bindings = _bind_inputs(model, batch, dict(shapes or {}), init_names)
     raw = _check_graph(model, init_names)
     from .validation import check_subgraphs
@@ -180,11 +181,20 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
         model = _infer(model)
         inferred = _collect_infos(model)
         gained = [k for k, v in inferred.items() if v.shape is not None and (k not in infos or infos[k].shape is None)]
+        # sequence / optional values ONNX inference typed: kept, so the ops on them are named as such
+        for k, v in inferred.items():
+            if v.dtype in CONTAINER_DTYPES and (k not in infos or infos[k].dtype == "unknown"):
+                infos[k] = v
         if not gained:
             break
         for k in gained:
             infos[k] = inferred[k]
         _, unknown = _complete_shapes(raw, infos, consts)
+    if unknown and declared:  # sizes that are data (a Slice's starts, a Resize's scales given as inputs)
+        filled = _fill_declared(raw, infos, consts, declared)
+        if filled:
+            notes += (f"{filled} tensor shape(s) the graph computes from data taken from the model's declared "
+                      "shapes (its inputs are fixed)",)
     nodes = _build_nodes(raw, infos, consts, static)
     g = model.graph
 
@@ -202,6 +212,97 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
         input_bindings=frozen_map(bindings),
         notes=notes,
     )
+
+
+def _declared_shapes(model: onnx.ModelProto, init_names: set[str]) -> dict[str, TensorInfo]:
+    """Fully fixed shapes the model declares for the tensors its nodes write (value_info, graph outputs), when
+    every graph input is a tensor of fixed shape: the run they describe is the one predicted, so they stand
+    for what shape functions cannot compute (sizes that are data). Empty otherwise (a bound symbolic or
+    re-bound dimension makes them stale)."""
+    g = model.graph
+    for inp in g.input:
+        if inp.name in init_names:
+            continue
+        if not inp.type.HasField("tensor_type") or not inp.type.tensor_type.HasField("shape"):
+            return {}
+        dims = inp.type.tensor_type.shape.dim
+        if not all(d.HasField("dim_value") and d.dim_value >= (1 if k == 0 and len(dims) > 1 else 0)
+                   for k, d in enumerate(dims)):
+            return {}
+    out: dict[str, TensorInfo] = {}
+    produced = {o for n in g.node for o in n.output if o}
+    for vi in (*g.value_info, *g.output):
+        if vi.name in produced and vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            info = _info_from_value_info(vi)
+            if info.shape is not None and info.dtype != "unknown":
+                out[vi.name] = info
+    return out
+
+
+def _fill_declared(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[str, Val],
+                   declared: Mapping[str, TensorInfo]) -> int:
+    """Give the declared shapes to the unknown outputs of the nodes whose cost formula needs them (it raises
+    ShapeUnknown without), then complete the shapes downstream; nodes costed without them keep their costs.
+    Returns how many tensors were filled."""
+    from ..precision import policy
+    from .context import ShapeUnknown
+    from .cost import node_work
+
+    pol = policy("fp32")
+    filled = 0
+    for _ in range(MAX_INFER_ROUNDS):
+        fill: dict[str, TensorInfo] = {}
+        for n in raw:
+            outs = [o for o in n.output if o and o in declared and (o not in infos or infos[o].shape is None)]
+            if not outs:
+                continue
+            probe = _probe_node(n, infos, consts)
+            try:
+                node_work(probe, pol)
+            except ShapeUnknown:
+                fill.update((o, declared[o]) for o in outs)
+            except Exception:  # noqa: BLE001 - a malformed node: left as it is
+                pass
+        infos.update(fill)
+        back = _shapes_backward(raw, infos)
+        if not fill and not back:
+            break
+        filled += len(fill) + back
+        _complete_shapes(raw, infos, consts)
+    return filled
+
+
+_KEEPS_DTYPE = frozenset(shape_fns.SAME_SHAPE) - {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Not",
+                                                  "IsNaN", "IsInf"}
+
+
+def _shapes_backward(raw: list[RawNode], infos: dict[str, TensorInfo]) -> int:
+    """Shapes known after an op whose output has its input's shape and type (Log, Sqrt, Relu...) given to that
+    input when it is unknown (a declared output behind a chain of them); how many were given."""
+    produced = {o for n in raw for o in n.output if o}
+    given = 0
+    for n in reversed(raw):
+        if n.op_type not in _KEEPS_DTYPE or not n.input or not n.output or not n.input[0] or not n.output[0]:
+            continue
+        src, out = n.input[0], infos.get(n.output[0])
+        cur = infos.get(src)
+        if out is None or out.shape is None or src not in produced or (cur is not None and cur.shape is not None):
+            continue
+        infos[src] = TensorInfo(src, out.dtype, out.shape)
+        given += 1
+    return given
+
+
+def _probe_node(n: RawNode, infos: Mapping[str, TensorInfo], consts: Mapping[str, Val]) -> Node:
+    """``n`` as a Node with the shapes known so far (for a cost formula's try; not part of the graph)."""
+    def info(name: str) -> TensorInfo:
+        return infos.get(name) or TensorInfo(name, "unknown", None)
+
+    known = {i: tuple(consts[i].data) for i in n.input
+             if i in consts and (consts[i].dtype in shape_fns.INT_TYPES or consts[i].dtype == "bool")}
+    return Node(name=n.name or n.op_type, op_type=n.op_type, domain=n.domain,
+                inputs=tuple(info(i) if i else None for i in n.input), outputs=tuple(info(o) for o in n.output),
+                attrs=frozen_map(_attrs(n)) if n.attrs else _EMPTY, const_inputs=frozen_map(known))
 
 
 def _has_control_flow(model: onnx.ModelProto) -> bool:
@@ -236,7 +337,7 @@ def _load_control_flow(model: onnx.ModelProto, batch, shapes, path: str) -> Grap
         cf = control_flow.ControlFlow(frozen_map(), frozen_map(),
                                       notes=(f"control-flow bodies not inlined: {_one_line(e)}",))
         return replace(first, control=cf)
-    return replace(g, control=cf, notes=first.notes + g.notes)
+    return replace(g, control=cf, notes=tuple(dict.fromkeys(first.notes + g.notes)))
 
 
 def _upgrade_old_opset(model: onnx.ModelProto, opset: int) -> tuple[onnx.ModelProto, tuple[str, ...]]:
@@ -341,6 +442,12 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
     batch_bound = False  # whether --batch bound any symbolic leading dimension
     for inp in graph_inputs:
         tt = inp.type.tensor_type
+        container = container_kind(inp.type)
+        if container:  # a sequence or optional value: no tensor shape to bind; the ops reading it are named
+            if inp.name in shapes:
+                raise PredictorError(f"--shape {inp.name}: input '{inp.name}' is {container} value, not a tensor "
+                                     "(--shape binds tensor inputs only)")
+            continue
         if not inp.type.HasField("tensor_type") or not tt.HasField("shape"):
             if inp.name in shapes:
                 dims = shapes[inp.name]
@@ -363,9 +470,10 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
                         "axis dynamic)")
         else:
             dims = []
+            rank = len(tt.shape.dim)
             for k, d in enumerate(tt.shape.dim):
-                if d.HasField("dim_value") and d.dim_value > 0:
-                    dims.append(int(d.dim_value))
+                if d.HasField("dim_value") and (d.dim_value > 0 or (d.dim_value == 0 and (k > 0 or rank == 1))):
+                    dims.append(int(d.dim_value))  # a fixed 0 past the leading axis or of a vector: empty (costs 0)
                 elif d.HasField("dim_value") and not (k == 0 and d.dim_value in (0, -1)):
                     # 0 or -1 on the leading axis is how some exporters mark a dynamic batch
                     raise PredictorError(
@@ -381,8 +489,8 @@ def _bind_inputs(model, batch, shapes, init_names) -> dict[str, tuple[int, ...]]
                         f"bind it with --shape {inp.name}=" + ",".join(
                             str(x.dim_value) if x.HasField("dim_value") else ("N" if j == 0 else sym)
                             for j, x in enumerate(tt.shape.dim)))
-        for d in dims:
-            if d <= 0 or d > MAX_DIM:
+        for k, d in enumerate(dims):
+            if d < 0 or d > MAX_DIM or (d == 0 and ((k == 0 and len(dims) > 1) or inp.name in shapes)):
                 raise PredictorError(f"input '{inp.name}': dimension {d} out of range (1..2**40)")
         tt.elem_type = tt.elem_type or ONNX_TYPES["float32"]
         tt.shape.ClearField("dim")
@@ -506,10 +614,21 @@ def _collect_infos(model: onnx.ModelProto) -> dict[str, TensorInfo]:
     return infos
 
 
+CONTAINER_DTYPES = frozenset({"sequence", "optional"})  # TensorInfo.dtype of a sequence or optional value
+
+
+def container_kind(type_proto) -> str:
+    """'a sequence' / 'an optional' for a sequence or optional type (no tensor shape), else ''."""
+    which = type_proto.WhichOneof("value")
+    return {"sequence_type": "a sequence", "optional_type": "an optional"}.get(which, "")
+
+
 def _info_from_value_info(vi) -> TensorInfo:
     name = vi.name
     if not vi.type.HasField("tensor_type"):
-        return TensorInfo(name, "unknown", None)
+        which = vi.type.WhichOneof("value")
+        return TensorInfo(name, which[:-len("_type")] if which in ("sequence_type", "optional_type") else "unknown",
+                          None)
     tt = vi.type.tensor_type
     elem = tt.elem_type
     dtype = dtype_name(elem) if elem else "unknown"

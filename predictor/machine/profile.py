@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -50,6 +51,7 @@ class MachineProfile:
     # SM clock the GPU holds under sustained load where the vendor publishes one (power-limited parts); 0: not
     # published (the peaks are taken at sm_clock_hz, the boost clock)
     sustained_sm_clock_hz: float = 0.0
+    compute_capability: str = ""  # "major.minor" (machine/arch.py SM_ISSUE); "" where a profile does not say
 
     @property
     def tensor_core_generation(self) -> int | None:
@@ -230,6 +232,9 @@ def parse_profile(doc: Any, where: str = "<profile>") -> MachineProfile:
         if "memory_bytes" in doc else scalars["hbm_bytes"]
     sustained = _number(doc["sustained_sm_clock_hz"], "sustained_sm_clock_hz", where, sources, prov) \
         if "sustained_sm_clock_hz" in doc else 0.0
+    cc = doc.get("compute_capability", "")
+    if not isinstance(cc, str) or cc and not _is_cc(cc):
+        raise _bad(where, "compute_capability", f"must be a string 'major.minor', got {cc!r}"[:200])
     if sustained > scalars["sm_clock_hz"]:
         raise _bad(where, "sustained_sm_clock_hz", f"must not exceed sm_clock_hz ({scalars['sm_clock_hz']:g})")
     return MachineProfile(
@@ -251,4 +256,9 @@ def parse_profile(doc: Any, where: str = "<profile>") -> MachineProfile:
         path=where,
         memory_bytes=float(memory),
         sustained_sm_clock_hz=float(sustained),
+        compute_capability=cc,
     )
+
+
+def _is_cc(text: str) -> bool:
+    return re.fullmatch(r"[0-9]{1,3}\.[0-9]{1,3}", text) is not None

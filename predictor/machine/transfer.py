@@ -23,9 +23,18 @@ ceilings, fixed costs per kernel, and hidden-kernel counts. On another GPU, per 
   3.35 TB/s HBM: never faster than the H200 where only memory differs.
 * **Clocks**: peaks are at the profile's boost clock; where a profile publishes a sustained (power-limited)
   clock, compute and L1/L2 ceilings are further scaled by sustained / boost.
-* **Fitted as on the H200, not scaled**: per-class efficiencies, t0 and per-row/per-wave costs, hidden kernels,
-  ``gemm_k_half``, the CUDA-graph kernel gap and host dispatch costs. Ignores: other libraries' kernels on
-  other generations (e.g. cuDNN's pre-Hopper kernels), clock differences in fixed costs.
+* **FP32 issue width** (``machine/arch.py`` SM_ISSUE, by compute capability): the fp32 efficiency of the library
+  GEMM-like classes (FP32_ISSUE_CLASSES: SGEMM, implicit-GEMM convolutions, batched matmuls on CUDA cores) is an
+  issue rate. A warp instruction is dispatched per clock per SM partition; on Hopper, Ada, GA10x and Blackwell the
+  FP32 lanes equal that width (headroom 1), so every load, address or loop instruction of the kernel takes an
+  FFMA's slot and the H200 fit (0.73 of the FMA ceiling for SGEMM) holds that share (so does Pascal, whose
+  dual issue is not counted: arch.SMIssue.headroom); on Volta, Turing and GA100 an FFMA occupies a partition's
+  16 lanes for two clocks (headroom 2), so the other instructions issue beside the FFMAs. Transferred:
+  eff x headroom(target) / headroom(source), at most 1 (fp32 only; other precisions and classes as fitted).
+* **Fitted as on the H200, not scaled**: per-class efficiencies (but the fp32 issue rule above), t0 and
+  per-row/per-wave costs, hidden kernels, ``gemm_k_half``, the CUDA-graph kernel gap and host dispatch costs.
+  Ignores: other libraries' kernels on other generations (e.g. cuDNN's pre-Hopper kernels), clock differences in
+  fixed costs.
 """
 from __future__ import annotations
 
@@ -35,11 +44,15 @@ from functools import lru_cache
 from typing import Mapping
 
 from ..types import MemLevel, Precision, Unit, frozen_map
+from .arch import sm_issue
 from .profile import MachineProfile, load_profile
 
 DATASHEET_KINDS = frozenset({"datasheet", "derived"})  # ceilings the achievable fraction applies to
 VOLTA_FAMILY = frozenset({"volta", "turing", "pascal"})
 CLOCKED_LEVELS = (MemLevel.L1, MemLevel.L2)  # bandwidths that scale with the SM clock
+# calibration classes whose fp32 kernels are FFMA-issue-bound library GEMMs (cuBLAS SGEMM, cuDNN implicit GEMM,
+# batched matmuls of attention); their fp32 efficiency follows the SM's issue headroom (module text)
+FP32_ISSUE_CLASSES = frozenset({"gemm", "conv", "attention", "gemm_unaligned"})
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,14 @@ class Transfer:
     profile: MachineProfile  # ceilings the transferred calibration is applied to
     factors: Mapping[str, float]  # profile field -> factor applied (absent: used as it is)
     reasons: Mapping[str, str]  # profile field -> why
+    fp32_issue_factor: float = 1.0  # headroom(target) / headroom(source) for FP32_ISSUE_CLASSES at fp32
+    fp32_issue_why: str = ""
+
+    def efficiency(self, cls: str, precision: str, eff_compute: float) -> float:
+        """A fitted compute efficiency on the target: the fp32 issue rule for FP32_ISSUE_CLASSES, else as fitted."""
+        if precision != "fp32" or cls not in FP32_ISSUE_CLASSES or self.fp32_issue_factor == 1.0:
+            return eff_compute
+        return min(1.0, eff_compute * self.fp32_issue_factor)
 
     def to_json(self) -> dict:
         """The ``transfer`` object of predict's JSON output."""
@@ -65,19 +86,20 @@ class Transfer:
                            "tensor-core precisions (n/a where the GPU has none)"],
             "as_fitted": ["class efficiencies", "t0_s, row_s, block_s", "hidden kernels", "gemm_k_half",
                           "kernel_gap_s", "host dispatch"],
+            "fp32_issue": {"classes": sorted(FP32_ISSUE_CLASSES), "factor": self.fp32_issue_factor,
+                           "why": self.fp32_issue_why, "rule": "eff_compute x factor, at most 1 (fp32 only)"},
         }
 
     def summary(self) -> str:
         """One line for the table report."""
+        issue = f" but fp32 GEMM-like x{self.fp32_issue_factor:.3g} (issue width)" if self.fp32_issue_factor != 1 else ""
         if not self.factors:
-            return f"calibration of {self.source_gpu} transferred to {self.target.name}: ceilings as measured"
-        by = {}
-        for f, x in self.factors.items():
-            by.setdefault(f"x{x:.3g}", []).append(f.split(".", 1)[-1])
+            return (f"calibration of {self.source_gpu} transferred to {self.target.name}: ceilings as measured; "
+                    f"efficiencies as fitted{issue}")
         n = len(self.factors)
         return (f"calibration of {self.source_gpu} transferred to {self.target.name}: {n} datasheet ceiling"
                 f"{'s' if n != 1 else ''} scaled to achievable (e.g. HBM x{self.factors.get('bandwidth_Bps.HBM', 1):.3g}"
-                f"); SM count, L2 size and precisions from the profile; efficiencies as fitted")
+                f"); SM count, L2 size and precisions from the profile; efficiencies as fitted{issue}")
 
 
 def _fields(p: MachineProfile) -> dict[str, float]:
@@ -153,7 +175,20 @@ def transfer_profile(target: MachineProfile, source_gpu: str = "h200") -> Transf
     bw = {lv: v * factors.get(f"bandwidth_Bps.{lv.value}", 1.0) for lv, v in target.bandwidth_Bps.items()}
     profile = dataclasses.replace(target, peak_flops_per_s=frozen_map(peaks), bandwidth_Bps=frozen_map(bw)) \
         if factors else target
-    return Transfer(source_gpu, target, profile, frozen_map(factors), frozen_map(reasons))
+    issue, why = fp32_issue_factor(target, load_profile(source_gpu))
+    return Transfer(source_gpu, target, profile, frozen_map(factors), frozen_map(reasons), issue, why)
+
+
+def fp32_issue_factor(target: MachineProfile, source: MachineProfile) -> tuple[float, str]:
+    """(headroom(target) / headroom(source), why): 1 where either compute capability is not in SM_ISSUE."""
+    t, s = sm_issue(target.compute_capability), sm_issue(source.compute_capability)
+    if t is None or s is None:
+        return 1.0, (f"no FP32 lane / dispatch figures for compute capability "
+                     f"{(target if t is None else source).compute_capability or '(not given)'}: as fitted")
+    x = t.headroom / s.headroom
+    return x, (f"dispatch / FP32 lanes per SM: {t.dispatch_threads}/{t.fp32_lanes} on {target.name} "
+               f"(sm_{target.compute_capability.replace('.', '')}) against {s.dispatch_threads}/{s.fp32_lanes} on "
+               f"{source.name}")
 
 
 _MARK = " (transferred to another GPU)"

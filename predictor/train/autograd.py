@@ -90,7 +90,9 @@ def _is_float(t: TensorInfo | None) -> bool:
 
 
 def build(seq: Sequence[tuple[Node, OpWork, PrecisionPolicy]], graph_inputs: Sequence[TensorInfo],
-          graph_outputs: Sequence[TensorInfo]) -> AutogradGraph:
+          graph_outputs: Sequence[TensorInfo], seeds: frozenset = frozenset()) -> AutogradGraph:
+    """``seeds``: tensors that require a gradient besides the parameters' descendants (a Loop's carried state,
+    train/loops.py)."""
     producer: dict[str, Node] = {}
     consumers: dict[str, list[Node]] = {}
     tensors: dict[str, TensorInfo] = {}
@@ -188,7 +190,7 @@ def build(seq: Sequence[tuple[Node, OpWork, PrecisionPolicy]], graph_inputs: Seq
                 continue
             params[t.name] = t
     # requires_grad, forward
-    rg: set[str] = set(params)
+    rg: set[str] = set(params) | set(seeds)
     for op in ops:
         if any(op.node.inputs[i] is not None and op.node.inputs[i].name in rg for i in op.diff):
             for t in op.node.outputs:

@@ -14,7 +14,7 @@ Ops that need a backward and have no rule are reported as ``<op> (no backward ru
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from ..calibrate import Calibration, Uncalibrated
@@ -25,7 +25,7 @@ from ..machine.profile import MachineProfile
 from ..precision import PrecisionPolicy, policy as get_policy
 from ..predict import PreparedGraph, predict_prepared, prepare_graph
 from ..types import DEFAULT_OPSET, Node, OpWork, PredictorError, TensorInfo, frozen_map
-from . import autograd, memory as mem
+from . import autograd, loops, memory as mem
 from .context import BackwardContext
 from .forward import training_forward
 from .kernel import GRAD_PREFIX, Kernel, grad_name, grad_of, make_work, nbytes, numel
@@ -55,6 +55,8 @@ class StepPlan:
     policy: PrecisionPolicy
     optimizer_name: str = "adamw"
     optimizer_impl: str = "fused"
+    repeats: Mapping[str, int] = field(default_factory=frozen_map)   # kernel / forward node -> runs per step (Loop/Scan bodies)
+    body_repeats: Mapping[str, int] = field(default_factory=frozen_map)  # forward node -> iterations (train/loops.py)
 
 
 def plan_step(graph: Graph, forward_ops, pol: PrecisionPolicy, optimizer: str, impl: str, loss: str,
@@ -81,14 +83,23 @@ def plan_step(graph: Graph, forward_ops, pol: PrecisionPolicy, optimizer: str, i
         if more:
             extra[node.name] = tuple(more)
     ag = autograd.build(seq, graph.inputs, graph.outputs)
+    body = loops.body_repeats(graph)
+    if body:  # a Loop's carried state chains the iterations' gradients
+        seeds = loops.carried_seeds(ag, graph)
+        if seeds:
+            ag = autograd.build(seq, graph.inputs, graph.outputs, seeds=seeds)
     lp = loss_plan(ag.loss_input, loss, pol, tp.grad_scaler)
     bwd, internals, grad_alias, unsupported = _backward(ag, opset)
+    times: Mapping[str, int] = frozen_map()
+    if body:
+        bwd, acc = loops.iteration_accumulations(ag, body, bwd)
+        times = loops.kernel_repeats(body, extra, bwd, acc)
     for k, v in missing.items():
         unsupported[k] = unsupported.get(k, 0) + v
     numels = [numel(t) for t in ag.params.values()]
     opt = optimizer_kernels(optimizer, impl, numels, tp, pol) if numels else []
     return StepPlan(tuple(seq), frozen_map(extra), ag, lp, tuple(bwd), tuple(opt), frozen_map(internals),
-                    frozen_map(grad_alias), frozen_map(unsupported), tp, pol, optimizer, impl)
+                    frozen_map(grad_alias), frozen_map(unsupported), tp, pol, optimizer, impl, times, body)
 
 
 def _backward(ag: autograd.AutogradGraph, opset: int):
@@ -216,6 +227,7 @@ def predict_training_graph(graph: Graph, profile: MachineProfile, precision: str
     traffic = traffic_for(profile)
     levels = traffic.assign([(n, w) for n, w, _, _ in seq], pol.matmul[1], pol.storage_bytes)
     ops = tuple(cal.predict_op(n, to_cost(n, w, p, lb), profile, p) for (n, w, p, _), lb in zip(seq, levels))
+    ops = loops.repeat(ops, plan.repeats)  # Loop/Scan bodies: every iteration
     per_tensor_s = float(getattr(cal, "multi_tensor_per_tensor_s", 0.0))
     if per_tensor_s:
         ops = tuple(_with_tensor_cost(o, n, per_tensor_s) for o, (n, _, _, _) in zip(ops, seq))
@@ -242,9 +254,8 @@ def predict_training_graph(graph: Graph, profile: MachineProfile, precision: str
             memory = replace(memory, max_batch=mem.max_batch(batch, trace, other, trace2, memory.usable_bytes))
     notes = tuple(getattr(fwd, "notes", ()))
     notes += tuple(f"graph optimisation pass {p} applied to the forward" for p in fwd.optimizations)
-    control = getattr(graph, "control", None)
-    if control is not None and control.repeats:
-        notes += ("Loop/Scan bodies: the forward is repeated per iteration, the backward costed for one iteration",)
+    if plan.body_repeats:
+        notes += (loops.NOTE,)
     if unsupported and max_batch_graph is not None:
         notes += ("largest batch not given: some ops are not costed (their memory is missing too)",)
     if not any(n.op_type == "Dropout" for n in graph.nodes):
@@ -311,12 +322,13 @@ def estimate_memory(plan: StepPlan, profile: MachineProfile) -> tuple[MemoryEsti
         if op is None:
             continue
         writes = tuple(t.name for t in op.node.outputs if t.name) if work.kernels > 0 else ()
+        copies = loops.activation_repeats(plan.body_repeats, node.name)  # a body's, once per iteration
         for t in op.node.outputs:
             if t.name and t.shape is not None:
-                sizes[t.name] = nbytes(t, p)
+                sizes[t.name] = nbytes(t, p) * copies
         extra = plan.internals.get(node.name, ())
         for t in extra:
-            sizes[t.name] = nbytes(t, p)
+            sizes[t.name] = nbytes(t, p) * copies
         events.append(mem.Event(node.name, "forward", tuple(t.name for t in op.node.inputs if t is not None),
                                 writes + tuple(t.name for t in extra)))
         for k in plan.forward_extra.get(node.name, ()):

@@ -1,10 +1,10 @@
-"""The published-throughput rows: every row names a source, a shipped profile and a graph of ours."""
+"""The published rows: every row names a source, a shipped profile and a graph of ours."""
 import csv
 from pathlib import Path
 
 import pytest
 
-from calibration.evaluate.published_accuracy import CSV, predict_rows, read_rows, summary
+from calibration.evaluate.published_accuracy import CSV, predict_rows, read_latency_rows, read_rows, summary
 from predictor.machine.profile import load_profile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,7 +37,31 @@ def test_gpu_bound_rows_are_chosen_from_published_latency_alone(tmp_path):
 def test_comparison_runs_and_reports_per_gpu():
     rows = [r for r in read_rows() if r.network == "resnet50" and r.batch in (1, 256)]
     s = summary(predict_rows(rows))
-    assert set(s["by_gpu"]) == {"v100", "t4"} and s["all"]["rows"] == len(rows) == 8
+    assert set(s["by_gpu"]) == {"v100 [DLE]", "t4 [DLE]"} and s["all"]["rows"] == len(rows) == 8
     for r in s["rows"]:
         assert r["predicted"] > 0 and r["error_pct"] == pytest.approx(100 * (r["predicted"] / r["published"] - 1),
                                                                         abs=0.06)
+
+
+def test_neusight_rows_name_their_artifact_file_and_a_shipped_profile():
+    rows = read_latency_rows()
+    assert len(rows) == 70 and {r.suite for r in rows} == {"NeuSight"}
+    assert {r.gpu for r in rows} == {"h100", "l4", "a100-pcie-40gb", "a100-pcie-80gb", "v100-pcie-32gb", "t4",
+                                     "p100-pcie-16gb", "p4"}
+    for r in rows:
+        assert r.source.startswith("https://github.com/trsharm25/NeuSight/blob/") and r.source.endswith(".json")
+        assert f"{r.network}-{'inf' if r.mode == 'infer' else 'train'}-{r.seq_len}-{r.batch}" in r.source
+        assert load_profile(r.gpu).name == r.gpu and r.gpu_bound and r.precision == "fp32"
+        assert r.published == pytest.approx(1000 * r.batch / r.latency_ms)
+
+
+def test_neusight_rows_are_gpu_bound_by_their_own_two_batch_fixed_cost():
+    from collections import defaultdict
+
+    by = defaultdict(list)
+    for r in read_latency_rows():
+        by[(r.gpu, r.network, r.mode)].append((r.batch, r.latency_ms))
+    pairs = [sorted(v) for v in by.values() if len(v) == 2]
+    assert len(pairs) == 28
+    for (b1, t1), (b2, t2) in pairs:   # latency = F + batch x v: the fixed per-iteration cost is under half
+        assert (b2 * t1 - b1 * t2) / (b2 - b1) < 0.3 * t1

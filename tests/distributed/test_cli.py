@@ -35,7 +35,22 @@ def test_system_nodes_table_and_csv(conv_model, capsys, tmp_path):
     assert rc == 0, err
     lines = out.strip().splitlines()
     assert lines[0].startswith("gpus,nodes,step_time_s") and [l.split(",")[0] for l in lines[1:]] == ["4", "16"]
-    assert lines[2].split(",")[-1] != ""  # the 16-GPU row has a hybrid column
+    hdr = lines[0].split(",")
+    assert lines[2].split(",")[hdr.index("hybrid_step_time_s")] != ""  # the 16-GPU row has a hybrid column
+    assert lines[1].split(",")[hdr.index("input_time_s")] == "0"
+
+
+def test_input_rate_what_if(conv_model, capsys):
+    rc, out, err = _run(capsys, conv_model, "--mode", "train", "--gpu", "a100", "--gpus", "1,8", "--batch", "2",
+                        "--input-rate", "1")
+    assert rc == 0, err
+    assert "input pipeline 1.0/s per node" in out and "input-bound at 1, 8 GPUs" in out
+    rc, out, err = _run(capsys, conv_model, "--mode", "train", "--gpu", "a100", "--gpus", "8", "--batch", "2",
+                        "--input-rate", "1", "--format", "json")
+    doc = json.loads(out)
+    assert doc["data_parallel"]["input_rate_per_node_per_s"] == 1.0
+    row = doc["scaling"][0]
+    assert row["input_bound"] and row["input_time_s"] == pytest.approx(16.0) and row["step_time_s"] == 16.0
 
 
 def test_plot(conv_model, capsys, tmp_path):
@@ -53,6 +68,7 @@ def test_plot(conv_model, capsys, tmp_path):
     (["--gpu", "h100", "--gpus", "8"], "add --mode train"),
     (["--mode", "train", "--gpu", "a100", "--gpus", "12"], "12 GPUs do not fill whole dgx-a100 nodes of 8"),
     (["--mode", "train", "--system", "summit", "--nodes", "5000"], "the system has 4608"),
+    (["--mode", "train", "--gpu", "a100", "--gpus", "8", "--input-rate", "0"], "must be a number of samples/s"),
     (["--mode", "train", "--system", "summit", "--gpu", "h100", "--gpus", "6"], "does not match summit's GPU"),
     (["--mode", "train", "--gpu", "h100", "--gpus", "8", "--nodes", "2"], "give --gpus or --nodes, not both"),
     (["--mode", "train", "--gpu", "h100", "--gpus", "8", "--bucket-mb", "-3"], "argument --bucket-mb"),

@@ -3,7 +3,7 @@
 import pytest
 
 from predictor.distributed.collectives import (Layout, bus_factor, candidates, collective_time, layout_for,
-                                               nccl_model, ring_busbw_Bps, ring_bytes_per_rank)
+                                               nccl_model, node_net_Bps, ring_busbw_Bps, ring_bytes_per_rank)
 from predictor.distributed.system import load_system
 from predictor.types import PredictorError
 
@@ -32,17 +32,27 @@ def test_unknown_op_is_an_error():
         bus_factor("alltoall", 4)
 
 
+@pytest.mark.parametrize("system,eff", [
+    ("dgx1-v100", 20.0 / 25.0),    # NCCL's SM70_NVLINK_BW over the 25 GB/s brick
+    ("dgx-a100", 20.0 / 25.0),     # SM80_NVLINK_BW
+    ("dgx-h100", 20.6 / 25.0),     # SM90_NVLINK_BW
+    ("hgx-h200", 20.6 / 25.0),
+])
+def test_nvlink_efficiency_is_nccls_per_link_bandwidth(system, eff):
+    assert nccl_model().intra_efficiency(load_system(system)) == pytest.approx(eff, rel=1e-12)
+
+
 def test_single_node_ring_bandwidth_is_link_times_efficiency():
     s = load_system("dgx-h100")
-    eff = nccl_model().link_efficiency["nvlink"]
-    assert ring_busbw_Bps(s, Layout(8, 1)) == pytest.approx(450e9 * eff)  # 450 GB/s per direction x 0.822
+    assert ring_busbw_Bps(s, Layout(8, 1)) == pytest.approx(18 * 20.6e9)  # 18 NVLink 4 bricks x 20.6 GB/s
 
 
 def test_multi_node_ring_is_bounded_by_node_injection():
-    s = load_system("summit")  # 2 x 12.5 GB/s NICs per node, 25 GB/s NVLink per GPU
-    m = nccl_model()
-    bw = ring_busbw_Bps(s, Layout(12, 2))
-    assert bw == pytest.approx(min(25e9 * m.link_efficiency["nvlink"], 2 * 12.5e9 * m.link_efficiency["net"]))
+    s = load_system("ib-cluster")  # 8 x 50 GB/s NICs per node, 450 GB/s NVLink per GPU
+    bw = ring_busbw_Bps(s, Layout(64, 8))
+    assert bw == pytest.approx(min(18 * 20.6e9, 8 * 50e9 * 0.94))
+    assert node_net_Bps(s, Layout(64, 8)) == pytest.approx(8 * 50e9 * 0.94)
+    assert node_net_Bps(s, Layout(16, 16)) == pytest.approx(1 * 50e9 * 0.94)  # one GPU per node uses one NIC
 
 
 def test_large_message_reaches_bus_bandwidth_ring_simple():
@@ -59,8 +69,44 @@ def test_ring_simple_time_exact():
     lay = Layout(4, 1)
     ring = {(c.algorithm, c.protocol): c for c in candidates("all_reduce", 1e9, s, lay)}[("ring", "Simple")]
     lat = m.base_latency_s["ring"]["Simple"] + 2 * 3 * m.hw_latency_s["nvlink"]["ring"]["Simple"]  # 6 steps
+    assert lat == pytest.approx(8.4e-6 + 6 * 3.4e-6)
     alg = ring_busbw_Bps(s, lay) * 4 / 6
     assert ring.time_s == pytest.approx(lat + 1e9 / alg, rel=1e-12)
+
+
+def test_multi_node_ring_latency_exact():
+    # 2 nodes x 8 A100: 30 steps, 2 x 2 of them on the network (14 us), the others at least the network post
+    # overhead (1 us x 3 for Simple = 3 us < NVLink's 3.4 us); plateau x1.4 from sm80 for a large all-reduce
+    s = load_system("dgx-a100")
+    ring = {(c.algorithm, c.protocol): c for c in candidates("all_reduce", 1e9, s, Layout(16, 2))}
+    lat = (8.4e-6 + 26 * 3.4e-6 + 4 * 14e-6) * 1.4
+    assert ring[("ring", "Simple")].latency_s == pytest.approx(lat, rel=1e-12)
+    ll = ring[("ring", "LL")]
+    assert ll.latency_s == pytest.approx(6.6e-6 + 26 * 1e-6 + 4 * 2.7e-6, rel=1e-12)  # LL: overhead 1 us > 0.6
+
+
+def test_two_node_tree_uses_intra_bandwidth_held_to_the_network():
+    # NCCL prices a tree on <= 2 nodes with the intra-node bandwidth: 0.5 x 0.92 x 240 GB/s = 110.4 GB/s of
+    # algorithm bandwidth; with 4 x 12.5 GB/s NICs the node cannot send more than 47 GB/s each way
+    s = load_system("dgx-a100")
+    lay = Layout(16, 2)
+    tree = {c.protocol: c for c in candidates("all_reduce", 2**30, s, lay) if c.algorithm == "tree"}
+    lat = tree["Simple"].latency_s
+    assert lat == pytest.approx(2 * (7 * 28e-6 + 1 * 28e-6))
+    assert 2**30 / (tree["Simple"].time_s - lat) == pytest.approx(0.5 * 0.92 * 240e9)   # 1 GiB: no correction
+    from dataclasses import replace
+    thin = replace(s, inter=replace(s.inter, nics_per_node=4, nic_bandwidth_Bps=12.5e9))
+    tree = {c.protocol: c for c in candidates("all_reduce", 2**30, thin, lay) if c.algorithm == "tree"}
+    assert 2**30 / (tree["Simple"].time_s - lat) == pytest.approx(4 * 12.5e9 * 0.94)
+
+
+def test_nvls_tree_across_nodes():
+    s = load_system("ib-cluster")
+    two = [c for c in candidates("all_reduce", 2**33, s, Layout(16, 2)) if c.algorithm == "nvls_tree"][0]
+    assert two.latency_s == pytest.approx(23e-6 + 2 * 1 * 14e-6)
+    assert 2**33 / (two.time_s - two.latency_s) == pytest.approx(275e9)         # 8 NDR NICs keep up on 2 nodes
+    four = [c for c in candidates("all_reduce", 2**33, s, Layout(32, 4)) if c.algorithm == "nvls_tree"][0]
+    assert 2**33 / (four.time_s - four.latency_s) == pytest.approx(275e9 * 0.5 * 8 * 47e9 / (18 * 20.6e9))
 
 
 def test_small_messages_are_latency_bound_and_use_ll():
@@ -95,3 +141,10 @@ def test_layout_fills_whole_nodes():
         layout_for(s, 12)
     with pytest.raises(PredictorError, match="the system has 1024"):
         layout_for(s, 8 * 2048)
+
+
+def test_summit_ring_inside_a_socket_across_sockets_and_nodes():
+    s = load_system("summit")
+    assert ring_busbw_Bps(s, Layout(3, 1)) == pytest.approx(2 * 20e9)   # 2 NVLink 2 bricks x NCCL's 20 GB/s
+    assert ring_busbw_Bps(s, Layout(6, 1)) == pytest.approx(32e9)       # the X-Bus (NCCL's P9_BW)
+    assert ring_busbw_Bps(s, Layout(12, 2)) == pytest.approx(2 * 12.5e9 * 0.94)  # the two EDR rails

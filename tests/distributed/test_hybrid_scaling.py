@@ -20,7 +20,7 @@ def _step(fwd=10e-3):
 def test_exchange_time_exact():
     s = load_system("summit")
     m = nccl_model()
-    per_gpu = 2 * 12.5e9 * m.link_efficiency["net"] / 6
+    per_gpu = 2 * 12.5e9 * m.net_efficiency / 6
     lat = 2 * math.ceil(math.log2(8)) * m.hw_latency_s["net"]["tree"]["Simple"]
     assert exchange_time(6e6, 8, s) == pytest.approx(lat + 2 * 7 / 8 * 6e6 / per_gpu)
     assert exchange_time(6e6, 1, s) == 0.0
@@ -59,3 +59,29 @@ def test_two_parts_add_their_steps():
 def test_log_counts():
     assert log_counts(load_system("dgx-a100"), limit=64) == [1, 2, 4, 8, 16, 32, 64]
     assert log_counts(load_system("summit"), limit=48) == [1, 2, 4, 6, 12, 24, 48]
+
+
+def test_input_rate_holds_the_step_to_the_nodes_pipeline():
+    # one sample per GPU per step; one-GPU step 10 + 20 + 1 = 31 ms; the node's pipeline delivers 100 samples/s:
+    # one GPU needs 10 ms of it (not bound), eight on one node need 80 ms, sixteen on two nodes still 80 ms each
+    s = load_system("dgx-a100")
+    rows = sweep([_step()], s, [1, 8, 16], DPConfig(input_rate=100.0), 2e12).rows
+    assert rows[0].step_s == pytest.approx(31e-3) and not rows[0].input_bound
+    assert [r.input_s for r in rows] == pytest.approx([0.01, 0.08, 0.08])
+    assert rows[1].step_s == pytest.approx(0.08) and rows[1].input_bound
+    assert rows[1].efficiency == pytest.approx(31e-3 / 0.08)
+    assert rows[2].throughput_per_s == pytest.approx(16 / 0.08)
+    free = sweep([_step()], s, [8], DPConfig(), 2e12).rows[0]
+    assert free.input_s == 0.0 and not free.input_bound and free.step_s < 0.08
+
+
+def test_input_rate_bounds_the_one_gpu_baseline_too():
+    s = load_system("dgx-a100")
+    rows = sweep([_step()], s, [1, 8], DPConfig(input_rate=10.0), 2e12).rows   # 100 ms per sample
+    assert rows[0].step_s == pytest.approx(0.1) and rows[0].efficiency == pytest.approx(1.0)
+    assert rows[1].step_s == pytest.approx(0.8) and rows[1].efficiency == pytest.approx(0.125)
+
+
+def test_input_rate_must_be_positive():
+    with pytest.raises(PredictorError, match="--input-rate must be a positive number"):
+        DPConfig(input_rate=-1.0).check()

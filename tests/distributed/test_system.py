@@ -27,6 +27,7 @@ def test_bundled_system_loads_with_a_known_gpu_and_sources(name):
 def test_summit_and_perlmutter_numbers():
     s = load_system("summit")
     assert (s.gpus_per_node, s.inter.nics_per_node, s.inter.nic_bandwidth_Bps, s.max_nodes) == (6, 2, 12.5e9, 4608)
+    assert s.intra.bandwidth_per_gpu_Bps == 50e9  # 2 NVLink 2 bricks x 25 GB/s per direction between neighbours
     p = load_system("perlmutter")
     assert (p.gpus_per_node, p.inter.nics_per_node, p.inter.topology) == (4, 4, "dragonfly")
 
@@ -48,6 +49,11 @@ def _doc(name="dgx-a100"):
 @pytest.mark.parametrize("mutate,message", [
     (lambda d: d["inter_node"].pop("nics_per_node"), "inter_node.nics_per_node must be"),
     (lambda d: d["inter_node"]["nics_per_node"].update(value=2.5), "inter_node.nics_per_node must be a whole number"),
+    (lambda d: d["intra_node"].update(sockets={"value": 2, "source": "dgxa100-datasheet"}),
+     "intra_node.sockets > 1 needs intra_node.inter_socket_Bps"),
+    (lambda d: d["intra_node"].update(sockets={"value": 3, "source": "dgxa100-datasheet"},
+                                      inter_socket_Bps={"value": 1e10, "source": "dgxa100-datasheet"}),
+     "must divide evenly over intra_node.sockets"),
     (lambda d: d["intra_node"]["bandwidth_per_gpu_Bps"].update(value=-1), "intra_node.bandwidth_per_gpu_Bps = -1"),
     (lambda d: d["intra_node"]["bandwidth_per_gpu_Bps"].update(source="nowhere"), "cites source 'nowhere'"),
     (lambda d: d["intra_node"].update(link="carrier-pigeon"), "intra_node.link 'carrier-pigeon'"),

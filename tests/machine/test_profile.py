@@ -78,3 +78,17 @@ def test_not_json(tmp_path):
     with pytest.raises(PredictorError, match="not valid JSON"):
         load_profile(str(path))
     assert math.isfinite(1.0)
+
+
+def test_compute_capability_must_be_major_dot_minor():
+    import json
+    from pathlib import Path
+
+    from predictor.machine.profile import parse_profile
+    from predictor.types import PredictorError
+
+    doc = json.loads((Path(__file__).resolve().parents[2] / "predictor/machine/profiles/t4.json").read_text())
+    assert parse_profile(doc).compute_capability == "7.5"
+    for bad in ("7", "7.5.1", 7.5, "sm_75", "٧.٥"):
+        with pytest.raises(PredictorError, match="field 'compute_capability' must be a string 'major.minor'"):
+            parse_profile({**doc, "compute_capability": bad})

@@ -29,14 +29,15 @@ def test_h100_gets_the_h200s_measured_compute_and_a_scaled_hbm():
 def test_measured_ceilings_are_used_as_they_are():
     assert transfer_profile(load_profile("v100")).factors == {}
     t4 = transfer_profile(load_profile("t4"))
-    assert "bandwidth_Bps.L2" not in t4.factors   # derived from the V100's published ERT L2 (derived-measured)
+    # its L2 is derived from the V100's published ERT L2 (derived-measured): only the sustained clock scales it
+    assert t4.factors["bandwidth_Bps.L2"] == pytest.approx(900 / 1590)
     assert t4.factors["bandwidth_Bps.HBM"] == 828.8e9 / 900e9   # Turing takes the V100 ERT / datasheet fraction
 
 
 def test_sustained_clock_scales_compute_and_on_chip_bandwidth():
     import dataclasses
 
-    t4 = load_profile("t4")
+    t4 = dataclasses.replace(load_profile("t4"), sustained_sm_clock_hz=0.0)
     slow = dataclasses.replace(t4, sustained_sm_clock_hz=1.2e9)
     a, b = transfer_profile(t4), transfer_profile(slow)
     assert b.factors["peak_flops_per_s.fp32.cuda"] == pytest.approx(a.factors["peak_flops_per_s.fp32.cuda"] * 1.2 / 1.59)
@@ -70,3 +71,34 @@ def test_output_says_what_was_transferred(conv_model, capsys):
     assert main([conv_model, "--gpu", "l4"]) == 0
     assert "calibration of h200 transferred to l4" in capsys.readouterr().out
     assert transfer_of("uncalibrated", load_profile("l4")) is None
+
+
+def test_t4_holds_its_published_sustained_clock():
+    t4 = load_profile("t4")
+    assert t4.sustained_sm_clock_hz == 900e6 and t4.source_kind("sustained_sm_clock_hz") == "published-measurement"
+    assert "inference_results_v0.5/issues/20" in t4.sources["sustained-clock"]["reference"]
+
+
+@pytest.mark.parametrize("gpu, factor", [("v100", 2.0), ("t4", 2.0), ("a100", 2.0), ("p100-pcie-16gb", 1.0),
+                                         ("p4", 1.0), ("a10", 1.0), ("l4", 1.0), ("h100", 1.0), ("b200", 1.0)])
+def test_fp32_issue_headroom_by_compute_capability(gpu, factor):
+    assert transfer_profile(load_profile(gpu)).fp32_issue_factor == factor
+
+
+def test_fp32_issue_rule_raises_library_gemm_efficiency_to_at_most_one():
+    t = transfer_profile(load_profile("v100"))
+    assert t.efficiency("gemm", "fp32", 0.4) == 0.8 and t.efficiency("conv", "fp32", 0.7334) == 1.0
+    assert t.efficiency("gemm", "fp16", 0.4) == 0.4       # tensor cores: as fitted
+    assert t.efficiency("elementwise", "fp32", 0.4) == 0.4 and t.efficiency("rnn", "fp32", 0.2) == 0.2
+    assert transfer_profile(load_profile("h100")).efficiency("gemm", "fp32", 0.4) == 0.4
+    doc = t.to_json()["fp32_issue"]
+    assert doc["factor"] == 2.0 and "128/64 on v100 (sm_70)" in doc["why"]
+    assert "fp32 GEMM-like x2 (issue width)" in t.summary()
+
+
+def test_fp32_issue_rule_is_as_fitted_for_an_unknown_compute_capability():
+    import dataclasses
+
+    odd = dataclasses.replace(load_profile("v100"), compute_capability="")
+    t = transfer_profile(odd)
+    assert t.fp32_issue_factor == 1.0 and "(not given)" in t.fp32_issue_why

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The second blind set, measured once (H200, 2026-12-03): the reference-runtime timing of the zoo's blind split at
+# fp32/tf32/fp16/bf16, batch 1 and 32, one process per network (gpu_session.sh's timing-each stage, on CPUs 0-7),
+# and, with EXPORT=1, the weight-free torchscript exports of the same networks in the background (CPUs 8-15).
+# BLIND_PART=1|2 times the first 11 / the remaining networks (two calls of the GPU machine's 10-minute limit).
+# Writes $OUT/timing.tar.gz, $OUT/onnx.tar.gz (EXPORT=1), $OUT/gpu.txt.
+# Usage (repo root on the GPU machine): OUT=DIR BLIND_PART=1 EXPORT=1 bash calibration/scripts/blind2_session.sh
+set -u
+: "${OUT:?set OUT}"
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+ALL=$(python3 -c "from calibration.networks import zoo; print(' '.join(zoo.parse_names('blind')))")
+set -- $ALL
+case "${BLIND_PART:-1}" in
+  1) NAMES=$(echo "$ALL" | tr ' ' '\n' | head -n 11 | paste -sd, -) ;;
+  2) NAMES=$(echo "$ALL" | tr ' ' '\n' | tail -n +12 | paste -sd, -) ;;
+  *) NAMES=$(echo "$ALL" | tr ' ' ',') ;;
+esac
+echo "timing: $NAMES"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
+export_pid=""
+if [ "${EXPORT:-0}" = 1 ]; then
+  mkdir -p "$OUT/onnx"
+  ( taskset -c 8-15 timeout "${EXPORT_TIMEOUT:-520}" python3 -m calibration.networks.export --out "$OUT/onnx" \
+      --names blind --exporters torchscript --no-ort-check --max-seconds "${EXPORT_BUDGET:-500}" \
+      > "$OUT/onnx/export_log.txt" 2>&1 ) &
+  export_pid=$!
+fi
+TIMING_NAMES="$NAMES" TIMING_BUDGET="${TIMING_BUDGET:-480}" TIMING_NET_TIMEOUT="${TIMING_NET_TIMEOUT:-75}" \
+  TIMING_NET_BUDGET="${TIMING_NET_BUDGET:-55}" taskset -c 0-7 bash calibration/scripts/gpu_session.sh timing-each
+if [ -n "$export_pid" ]; then
+  wait "$export_pid"
+  tail -n 25 "$OUT/onnx/export_log.txt"
+  (cd "$OUT" && tar -czf onnx.tar.gz onnx && rm -rf onnx)
+fi
+ls -la "$OUT"
