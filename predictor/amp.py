@@ -3,11 +3,12 @@
 ``--precision amp`` (float16) and ``amp-bf16`` (bfloat16) start from the exported fp32 graph and follow
 autocast's op lists on CUDA:
 
-* low-precision ops (``LOW_OPS``: convolutions, matmuls, RNNs, fused attention): every floating-point
+* low-precision ops (autocast "low" at registration, graph/ops: convolutions, matmuls, RNNs, fused attention):
+  every floating-point
   input that is not yet in the low type is cast to it by its own kernel. Weights are cast once per forward
   (autocast caches the cast of a parameter within its region; one cast kernel per weight tensor), other
   activations once per consuming op. Their outputs are low precision.
-* fp32 ops (``FP32_OPS``: softmax, layer/group norm, sums, pow, exp, log, ...): low-precision inputs are
+* fp32 ops (autocast "fp32": softmax, layer/group norm, sums, pow, exp, log, ...): low-precision inputs are
   cast up by their own kernel; outputs are fp32.
 * everything else runs in the widest floating type of its activation inputs (PyTorch type promotion,
   casting on the fly inside the kernel: no cast kernel); weights and constants do not promote (batch norm
@@ -26,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Mapping
 
 from .graph.loader import Graph
+from .graph.registry import op_traits
 from .graph.runtime import sdpa_groups
 from .precision import FLOAT_DTYPES, PrecisionPolicy, mixed_node_policies
 from .types import Node, PredictorError, TensorInfo, frozen_map
@@ -33,13 +35,6 @@ from .types import Node, PredictorError, TensorInfo, frozen_map
 CAST_OP = "AmpCast"
 CAST_DOMAIN = "ai.predictor"
 
-LOW_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "Einsum", "LSTM", "GRU", "RNN", "Attention",
-                     "MultiHeadAttention", "FusedAttention"})
-FP32_OPS = frozenset({"Softmax", "LogSoftmax", "LayerNormalization", "GroupNormalization", "InstanceNormalization",
-                      "LpNormalization", "ReduceSum", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
-                      "ReduceLogSumExp", "ReduceSumSquare", "CumSum", "Pow", "Exp", "Log", "Reciprocal",
-                      "Softplus", "Cosh", "Sinh", "Tan", "Acos", "Asin", "Acosh", "Asinh", "Atanh",
-                      "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"})
 _BIAS_OPS = frozenset({"Add", "Sub"})
 _LOW_DTYPES = {"amp": "float16", "amp-bf16": "bfloat16"}
 
@@ -64,7 +59,7 @@ def autocast(graph: Graph, precision: str) -> MixedGraph:
         raise PredictorError(f"'{precision}' is not a mixed precision ({', '.join(_LOW_DTYPES)})")
     low = _LOW_DTYPES[name]
     low_pol, high_pol = mixed_node_policies(name)
-    grouped = sdpa_groups(graph.nodes, frozenset(t.name for t in graph.inputs))
+    grouped = sdpa_groups(graph.nodes, graph.input_names)
     dtype: dict[str, str] = {}  # runtime dtype of each float tensor (by name)
     producer: dict[str, Node] = {}
     for t in graph.inputs:
@@ -136,23 +131,30 @@ def _casts(node: Node, kind: str, t: TensorInfo) -> bool:
         return True
     # weights: cast for the low-precision ops and their bias; scalars and fp32 ops' parameters never
     numel = t.numel
-    return kind == "low" and (node.op_type in LOW_OPS or node.op_type in _BIAS_OPS) and (numel is None or numel > 1)
+    return kind == "low" and (_autocast(node.op_type) == "low" or node.op_type in _BIAS_OPS) \
+        and (numel is None or numel > 1)
 
 
 def _kind(node: Node, producer: Mapping[str, Node], grouped: frozenset) -> str:
     """'low', 'fp32' or 'follow' for one node under autocast."""
-    if node.op_type in LOW_OPS or node.name in grouped:
+    declared = _autocast(node.op_type)
+    if declared == "low" or node.name in grouped:
         return "low"
-    if node.op_type in FP32_OPS:
+    if declared == "fp32":
         return "fp32"
     if node.op_type in _BIAS_OPS and len(node.inputs) == 2 and all(t is not None for t in node.inputs):
         a, b = node.inputs
         for x, w in ((a, b), (b, a)):
             p = producer.get(x.name)
-            if p is not None and p.op_type in LOW_OPS and w.is_initializer and w.shape is not None \
+            if p is not None and _autocast(p.op_type) == "low" and w.is_initializer and w.shape is not None \
                     and sum(1 for d in w.shape if d != 1) <= 1:
                 return "low"  # the bias of a linear layer or convolution: part of the low-precision op
     return "follow"
+
+
+def _autocast(op_type: str) -> str:
+    """How autocast treats an op type: declared where its formula is registered (graph/ops; registry.OpTraits)."""
+    return op_traits(op_type).autocast
 
 
 def _attr_cast_to(node: Node) -> str | None:

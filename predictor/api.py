@@ -51,18 +51,14 @@ def load_gpu(gpu: str | MachineProfile) -> MachineProfile:
 
 
 def _calibration(calibration: Any, profile: MachineProfile):
-    from .calibrate import Uncalibrated
+    from .calibrate import calibration_named
 
     if calibration is None or calibration == "bundled":
-        from .fitted import bundled_calibration
-
-        return bundled_calibration(profile) or Uncalibrated()
+        return calibration_named(profile)
     if calibration == "uncalibrated":
-        return Uncalibrated()
+        return calibration_named(profile, uncalibrated=True)
     if isinstance(calibration, str):
-        from .fitted import load_calibration
-
-        return load_calibration(calibration)
+        return calibration_named(profile, calibration)
     if not hasattr(calibration, "predict_op"):
         raise PredictorError(f"calibration must be 'bundled', 'uncalibrated', a JSON path or a calibration object, "
                              f"not {calibration!r}")
@@ -95,6 +91,8 @@ class _Result:
 @dataclass(frozen=True)
 class Prediction(_Result):
     """One prediction (a forward pass, or a training step when ``mode == "train"``) on one GPU."""
+
+    html_page = "prediction"  # its page in predictor/html_report.py
 
     raw: NetworkPrediction
     profile: MachineProfile
@@ -219,6 +217,8 @@ def _shapes(shapes):
 class Comparison(_Result):
     """Two predictions side by side (``predict compare``): B relative to A."""
 
+    html_page = "comparison"  # its page in predictor/html_report.py
+
     raw: Any                      # predictor.compare.Comparison
     a: Prediction
     b: Prediction
@@ -265,6 +265,8 @@ def compare(a: Prediction, b: Prediction, labels: tuple[str, str] | None = None)
 @dataclass(frozen=True)
 class SweepResult(_Result):
     """One row per (GPU, precision, batch) setting (``predictor.sweep.Sweep``)."""
+
+    html_page = "sweep"  # its page in predictor/html_report.py
 
     raw: Any
 
@@ -324,6 +326,8 @@ def sweep(model: str, gpus: Sequence[str] = ("h200",), precisions: Sequence[str]
 @dataclass(frozen=True)
 class ValidationResult(_Result):
     """Predicted vs measured (Nsight Compute samples) per op and per network (``predictor.validate``)."""
+
+    html_page = "validation"  # its page in predictor/html_report.py
 
     raw: Any
     profile: MachineProfile

@@ -30,3 +30,16 @@ class Uncalibrated:
         times = level_times_s(cost, profile, profile.launch_overhead_s)
         t, bound = bound_of(times)
         return OpPrediction(cost=cost, time_s=t, bound=bound, level_time_s=frozen_map(times), efficiency=1.0)
+
+
+def calibration_named(profile: MachineProfile, path: str | None = None, uncalibrated: bool = False) -> Calibration:
+    """The calibration a command's options name (--uncalibrated, --calibration FILE, else the bundled one): the pure
+    roofline, a fitted calibration JSON, or the fit bundled for this GPU (the H200's transferred to another GPU),
+    else the pure roofline."""
+    if uncalibrated:
+        return Uncalibrated()
+    from .fitted import bundled_calibration, load_calibration
+
+    if path:
+        return load_calibration(path)
+    return bundled_calibration(profile) or Uncalibrated()

@@ -4,78 +4,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .cli_common import Parser as _Parser  # the argument types and helpers every subcommand shares
+from .cli_common import calibration_for as _calibration_for
+from .cli_common import default_calibration as _default_calibration
+from .cli_common import emit as _emit
+from .cli_common import name_list as _name_list
+from .cli_common import positive_int as _positive_int
+from .cli_common import positive_int_list as _positive_int_list
+from .cli_common import shape_arg as _shape_arg
+from .cli_common import top_arg as _top_arg
+from .cli_common import trips_arg as _trips_arg
+
 SUBCOMMANDS = ("calibrate", "validate", "compare", "sweep", "serve")
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as one line and exit code 2 (its own convention)."""
-
-    def error(self, message: str):  # noqa: D401
-        from .output import clean_line
-
-        print("error: " + clean_line(f"{message} (see predict --help)"), file=sys.stderr)
-        raise SystemExit(2)
-
-    def parse_args(self, args=None, namespace=None):  # noqa: D102
-        ns = super().parse_args(args, namespace)
-        from .output import command_files, refuse_overwriting_inputs
-
-        refuse_overwriting_inputs(*command_files(ns))  # before any work: -o m.onnx never replaces the model
-        return ns
-
-
-def _shape_arg(text: str) -> tuple[str, tuple[int, ...]]:
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"bad --shape '{text}': expected NAME=D1,D2,...")
-    name, dims = text.rsplit("=", 1)
-    try:
-        values = tuple(int(d) for d in dims.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"bad --shape '{text}': dimensions must be whole numbers") from None
-    if not name or any(d <= 0 for d in values):
-        raise argparse.ArgumentTypeError(f"bad --shape '{text}': need a name and positive dimensions")
-    return name, values
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if v <= 0 or v > 2**31:
-        raise argparse.ArgumentTypeError(f"'{text}' must be between 1 and 2**31")
-    return v
-
-
-def _top_arg(text: str) -> int:
-    """--top N, or 'all' (every op)."""
-    return sys.maxsize if text.strip().lower() == "all" else _positive_int(text)
-
-
-def _name_list(text: str) -> tuple[str, ...]:
-    """'v100,h200' -> ('v100', 'h200'), repeats dropped (a sweep); one name, or an existing file, -> (text,)."""
-    import os.path
-
-    if "," not in text or os.path.isfile(text):
-        return (text,)
-    items = [t.strip() for t in text.split(",")]
-    if not all(items):
-        raise argparse.ArgumentTypeError(f"empty item in '{text}' (expected a comma list A,B,...)")
-    return tuple(dict.fromkeys(items))
-
-
-def _positive_int_list(text: str) -> tuple[int, ...]:
-    """'1,8,32' -> (1, 8, 32), repeats dropped; a bad item is named: "'x' is not a whole number (item 2 of ...)"."""
-    items = text.split(",")
-    if len(items) == 1:
-        return (_positive_int(text),)
-    out = []
-    for i, item in enumerate(items, 1):
-        try:
-            out.append(_positive_int(item))
-        except argparse.ArgumentTypeError as e:
-            raise argparse.ArgumentTypeError(f"{e} (item {i} of '{text}')") from None
-    return tuple(dict.fromkeys(out))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -138,13 +78,6 @@ def _surface_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar (there is none when stderr is not "
                    "a terminal)")
     p.add_argument("--version", action="version", version=f"predict {__version__}")
-
-
-def _trips_arg(text: str) -> tuple[str, int]:
-    name, sep, n = text.rpartition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=N, got '{text}'")
-    return name, _positive_int(n)
 
 
 def _common_args(p: argparse.ArgumentParser, formats=("table", "json")) -> None:
@@ -275,24 +208,6 @@ def _check_report(args: argparse.Namespace) -> None:
         check_path(args.report)
 
 
-def _calibration_for(args: argparse.Namespace, profile):
-    from .calibrate import Uncalibrated
-
-    if args.uncalibrated:
-        return Uncalibrated()
-    if args.calibration:
-        from .fitted import load_calibration
-
-        return load_calibration(args.calibration)
-    return _default_calibration(profile)
-
-
-def _emit(text: str, output: str | None) -> None:
-    from .output import emit
-
-    emit(text, output)  # atomically, control characters removed; stdout errors are one line
-
-
 def _check_plot(path: str | None) -> None:
     if path:
         from .plots.draw import check_plot_path
@@ -390,7 +305,7 @@ def _predict(args: argparse.Namespace) -> int:
         if not args.gpu:
             build_parser().error("the following arguments are required: --gpu")
         sweep = len(args.gpu) > 1 or len(args.precision) > 1 or len(args.batch or ()) > 1
-        _check_mode(args, sweep)
+        args = _check_mode(args)
         if sweep:
             return _sweep(args)
         return _predict_body(_single_setting(args))
@@ -398,27 +313,27 @@ def _predict(args: argparse.Namespace) -> int:
         gc.enable()
 
 
-def _check_mode(args: argparse.Namespace, sweep: bool) -> None:
-    """--mode train takes the training options (as predict_graph's keywords: optimizer, impl, loss); inference
-    leaves ``mode`` and them unset (None), so a sweep passes predict_graph no option it does not take."""
+def _check_mode(args: argparse.Namespace) -> argparse.Namespace:
+    """--mode train takes the training options (as predict_training_graph's keywords: optimizer, impl, loss);
+    inference leaves ``mode`` and them unset (None), so a sweep passes predict_graph no option it does not take.
+    Returns a copy of ``args`` with ``impl`` (from --fused-optimizer) and ``mode`` resolved (args is left as parsed)."""
     from .types import PredictorError
 
     train_opts = [f"--{k.replace('_', '-')}" for k in ("optimizer", "fused_optimizer", "loss")
                   if getattr(args, k, None) is not None]
     fused = getattr(args, "fused_optimizer", None)
-    args.impl = None if fused is None else ("fused" if fused else "foreach")
-    if getattr(args, "mode", None) != "train":
-        args.mode = None
-        if train_opts:
-            raise PredictorError(f"{', '.join(train_opts)} appl{'ies' if len(train_opts) == 1 else 'y'} to --mode "
-                                 f"train only")
+    mode = "train" if getattr(args, "mode", None) == "train" else None
+    if mode is None and train_opts:
+        raise PredictorError(f"{', '.join(train_opts)} appl{'ies' if len(train_opts) == 1 else 'y'} to --mode "
+                             f"train only")
+    return argparse.Namespace(**{**vars(args), "mode": mode,
+                                 "impl": None if fused is None else ("fused" if fused else "foreach")})
 
 
 def _single_setting(args: argparse.Namespace) -> argparse.Namespace:
-    """One value in each list option: today's single prediction, with scalar --gpu/--precision/--batch."""
-    args.gpu, args.precision = args.gpu[0], args.precision[0]
-    args.batch = args.batch[0] if args.batch else None
-    return args
+    """One value in each list option: today's single prediction, with scalar --gpu/--precision/--batch (a copy)."""
+    return argparse.Namespace(**{**vars(args), "gpu": args.gpu[0], "precision": args.precision[0],
+                                 "batch": args.batch[0] if args.batch else None})
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -456,7 +371,6 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _predict_body(args: argparse.Namespace) -> int:
-    from .calibrate import Uncalibrated
     from .machine.profile import load_profile
     from .predict import predict_file
     from .report import to_csv, to_json, to_table
@@ -465,14 +379,7 @@ def _predict_body(args: argparse.Namespace) -> int:
     _check_plot(args.plot)
     _check_report(args)
     profile = load_profile(args.gpu)
-    if args.uncalibrated:
-        calibration = Uncalibrated()
-    elif args.calibration:
-        from .fitted import load_calibration
-
-        calibration = load_calibration(args.calibration)
-    else:
-        calibration = _default_calibration(profile)
+    calibration = _calibration_for(args, profile)
     if getattr(args, "mode", None) == "train" and getattr(args, "optimize", None):
         from .types import PredictorError
 
@@ -517,14 +424,6 @@ def _predict_body(args: argparse.Namespace) -> int:
 
     _html_report(args, Prediction(pred, profile))
     return 0
-
-
-def _default_calibration(profile):
-    """The fitted calibration bundled for this GPU (or transferred); pure roofline until one exists."""
-    from .calibrate import Uncalibrated
-    from .fitted import bundled_calibration
-
-    return bundled_calibration(profile) or Uncalibrated()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -50,7 +50,12 @@ from .graph.ops.rnn import is_bidirectional_rnn
 from .machine.profile import MachineProfile, _reject_constant
 from .precision import PrecisionPolicy
 from .roofline import bound_of, level_times_s
-from .timing import hidden_bytes_share, hidden_kernel_time, kernel_features, kernel_time
+from .timing import hidden_kernel_time, kernel_features, kernel_time
+# the wave and tile terms of a kernel's features live with them (predictor/timing/features.py); named here too
+from .timing.features import (  # noqa: F401
+    SIMT_TILE, SPLIT_K_MIN, TENSOR_TILES, channel_walk_units, gemm_wave, tile_padding, walk_waves, wave_efficiency,
+)
+from .timing.features import hidden_bytes as _hidden_bytes
 from .types import Bound, MemLevel, Node, OpCost, OpPrediction, PredictorError, Unit, frozen_map
 
 SCHEMA_VERSION = 1
@@ -78,50 +83,6 @@ class HiddenKernel:
     def count_for(self, node: Node) -> float:
         """Kernels this entry adds to ``node``: count, times the node's groups when ``per_group``."""
         return self.count * (int(node.attrs.get("group", 1) or 1) if self.per_group else 1)
-
-
-SPLIT_K_MIN = 512  # a K slice below this many elements is not worth a split (chosen on the training networks)
-# fp32 without tensor cores: cuBLAS/cuDNN SIMT kernels tile 64x64 or smaller (chosen on the training networks: 64 gave
-# training MAPE 9.2%, 128 9.4%, 32 9.5%)
-SIMT_TILE = 64
-
-
-def wave_efficiency(tiles: int, sm_count: int, k: int = 0) -> float:
-    """Share of SMs busy over the waves of output tiles. When there are fewer tiles than SMs, libraries
-    split K (cuBLAS split-K, stream-K) into up to ceil(SMs / tiles) slices of at least SPLIT_K_MIN."""
-    if tiles <= 0:
-        return 1.0
-    if tiles < sm_count and k > 0:
-        tiles *= max(1, min(math.ceil(sm_count / tiles), k // SPLIT_K_MIN))
-    waves = math.ceil(tiles / sm_count)
-    return tiles / (waves * sm_count)
-
-
-# output tiles cuBLAS/cuDNN choose among on tensor cores: a problem of few tiles runs smaller ones to fill the SMs.
-# Each is taken at the full per-SM throughput (chosen on the training networks: training MAPE 7.3% and per-op median
-# 12.5%, against 7.7% / 13.2% with a reuse penalty m*n/(m+n) on smaller tiles and 8.2% / 14.0% with 128x128 only)
-TENSOR_TILES = ((128, 128), (128, 64), (64, 128), (64, 64))
-
-
-def gemm_wave(gemm: tuple[int, int, int, int] | None, precision: str, sm_count: int) -> float:
-    """Share of the SMs a GEMM keeps busy: the best wave efficiency over the output tiles a library may pick
-    (TENSOR_TILES on tensor cores, SIMT_TILE squares for fp32). Ignores: a smaller tile's lower operand reuse."""
-    if gemm is None:
-        return 1.0
-    b, m, n, k = gemm
-    tiles = ((SIMT_TILE, SIMT_TILE),) if precision == "fp32" else TENSOR_TILES
-    return max(wave_efficiency(b * math.ceil(m / tm) * math.ceil(n / tn), sm_count, k) for tm, tn in tiles)
-
-
-def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
-    """Executed over algorithmic FLOPs of a tiled GEMM (partial tiles run in full): >= 1."""
-    if gemm is None:
-        return 1.0
-    from .graph.traffic import padded_gemm_flops
-
-    b, m, n, k = gemm
-    useful = 2.0 * b * m * n * k
-    return padded_gemm_flops(gemm) / useful if useful > 0 else 1.0
 
 
 class FittedCalibration:
@@ -237,34 +198,12 @@ class FittedCalibration:
         return max(gpu, host)
 
 
-def walk_waves(walk: tuple[int, int] | None, sm_count: int) -> int:
-    """Waves of a block-walk kernel (OpWork.channel_walk): ceil(blocks / SMs). Ignores: several blocks per SM."""
-    return math.ceil(walk[0] / sm_count) if walk else 0
-
-
-def channel_walk_units(walk: tuple[int, int] | None, sm_count: int) -> float:
-    """Bytes one SM walks in a block-walk kernel (OpWork.channel_walk): ceil(blocks / SMs) x bytes per block."""
-    return walk_waves(walk, sm_count) * walk[1] if walk else 0.0
-
-
 def _bound(times: dict[str, float]) -> Bound:
     body = {k: v for k, v in times.items() if k != "latency"}
     key = max(body, key=body.get)
     if times["latency"] > body[key]:
         return Bound.LATENCY
     return Bound.COMPUTE if key == "compute" else Bound(key)
-
-
-def _hidden_bytes(cost: OpCost, bytes_of: str) -> float:
-    w = cost.work
-    data_in = sum(v for k, v in w.input_bytes.items()) - w.weight_bytes
-    if bytes_of == "none":
-        return 0.0
-    if bytes_of == "input":
-        return 2.0 * max(data_in, 0.0)
-    if bytes_of == "output":
-        return 2.0 * w.bytes_written
-    return 2.0 * (max(data_in, 0.0) + w.bytes_written)
 
 
 _CLASS_KEYS = ("t0_s", "eff_compute", "eff_memory")

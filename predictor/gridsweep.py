@@ -184,17 +184,9 @@ def _profile(name: str):
 
 @lru_cache(maxsize=None)
 def _calibration(gpu: str, calibration: str | None, uncalibrated: bool):
-    from .calibrate import Uncalibrated
+    from .calibrate import calibration_named
 
-    if uncalibrated:
-        return Uncalibrated()
-    if calibration:
-        from .fitted import load_calibration
-
-        return load_calibration(calibration)
-    from .fitted import bundled_calibration
-
-    return bundled_calibration(_profile(gpu)) or Uncalibrated()
+    return calibration_named(_profile(gpu), calibration, uncalibrated)
 
 
 def run_task(task: Task) -> list[dict[str, Any]]:
@@ -403,9 +395,9 @@ def summary_line(r: GridRun) -> str:
 
 # ------------------------------------------------------------------------------------------ CLI
 def build_parser():
-    from .cli import _Parser, _positive_int
+    from .cli_common import Parser, positive_int as _positive_int
 
-    p = _Parser(prog="predict sweep", description="Every combination of a grid file's models, GPUs, precisions, "
+    p = Parser(prog="predict sweep", description="Every combination of a grid file's models, GPUs, precisions, "
                 "batches (and GPU counts), one row per setting in a CSV or Parquet file; resumable.")
     p.add_argument("grid", help="GRID.yaml (or .json): models, gpus, precisions, batches, gpu_counts, options")
     p.add_argument("--out", "-o", required=True, help="RESULTS.csv (appended as settings finish) or .parquet "

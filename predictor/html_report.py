@@ -41,13 +41,11 @@ def write(page: str, path: str) -> str:
 
 
 def page_for(result) -> str:
-    from .api import Comparison, Prediction, SweepResult, ValidationResult
-
-    for cls, fn in ((Prediction, prediction_page), (Comparison, comparison_page), (SweepResult, sweep_page),
-                    (ValidationResult, validation_page)):
-        if isinstance(result, cls):
-            return fn(result)
-    raise PredictorError(f"no HTML report for {type(result).__name__}")
+    """The page of an API result (predictor/api.py): each result class names its page function (``html_page``)."""
+    page = _PAGES.get(getattr(result, "html_page", None))
+    if page is None:
+        raise PredictorError(f"no HTML report for {type(result).__name__}")
+    return page(result)
 
 
 # ------------------------------------------------------------------------------------------ text helpers
@@ -764,3 +762,7 @@ def validation_page(v) -> str:
     p = raw.prediction
     return page(f"validate {p.model}", f"{p.precision} batch {p.batch} on {v.profile.name}", sections,
                 {"kind": "validation", "ops": records})
+
+
+_PAGES = {"prediction": prediction_page, "comparison": comparison_page, "sweep": sweep_page,
+          "validation": validation_page}

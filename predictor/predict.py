@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Mapping
 
 from .amp import autocast, is_mixed
@@ -13,35 +14,31 @@ from .machine.profile import MachineProfile
 from .opinfo import op_info
 from .optimize import apply_passes
 from .optimize import resolve as resolve_passes
+from .precision import PrecisionPolicy
 from .precision import policy as get_policy
-from .types import NetworkPrediction, PredictorError, frozen_map
+from .types import DEFAULT_OPSET, NetworkPrediction, PredictorError, frozen_map
 
 
-def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32",
-                  calibration: Calibration | None = None, strict: bool = False,
-                  batch: int | None = None, optimize: tuple[str, ...] | str = (), mode: str = "infer",
-                  **train_options) -> NetworkPrediction:
-    """``optimize``: graph optimisation passes (predictor/optimize; a comma list, a sequence, or ``all``)
-    applied to the graph before costing. ``mode="train"``: one training step (predictor/train; its
-    ``train_options``: optimizer, impl, loss)."""
-    if mode == "train":
-        from .train import predict_training_graph
+@dataclass(frozen=True)
+class PreparedGraph:
+    """A graph as the runtime runs it: autocast's dtypes and casts (mixed precision) or an int8 runtime's fusions
+    (quantised graphs), then the graph optimisation passes; the precision policy of each node that has its own."""
 
-        return predict_training_graph(graph, profile, precision, calibration, strict, batch, optimize=optimize,
-                                      **train_options)
-    if mode != "infer" or train_options:
-        raise PredictorError(f"predict_graph: mode must be 'infer' or 'train' (training options need 'train'), "
-                             f"not {mode!r}")
-    pol = get_policy(precision)
+    graph: Graph
+    node_policy: Mapping[str, PrecisionPolicy]
+    passes: tuple[str, ...]  # the optimisation passes applied
+    notes: tuple[str, ...]  # what the quantisation did
+
+
+def prepare_graph(graph: Graph, pol: PrecisionPolicy, optimize: tuple[str, ...] | str = ()) -> PreparedGraph:
+    """The one rewrite of a loaded graph that inference (predict_graph) and a training step (predictor/train) cost."""
     passes = resolve_passes(optimize)
-    cal = calibration or Uncalibrated()
-    traffic = traffic_for(profile)
     node_pol: Mapping = {}
+    qnotes: tuple[str, ...] = ()
     if is_mixed(pol.name):  # torch.autocast: per-node precision and the casts it launches
         mixed = autocast(graph, pol.name)
         graph, node_pol = mixed.graph, mixed.node_policy
-    qnotes: tuple[str, ...] = ()
-    if not is_mixed(pol.name):  # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py)
+    else:  # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py)
         from .quant import has_quantisation, quantise
 
         if has_quantisation(graph):
@@ -49,8 +46,27 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
             graph, node_pol, qnotes = q.graph, q.node_policy, q.notes
     if passes:  # after autocast: fused nodes keep their last member's name, hence its precision policy
         graph = apply_passes(graph, passes)
-    gc = cost_graph(graph.nodes, pol, graph.opset or 21, traffic, frozenset(t.name for t in graph.inputs),
-                    node_policies=node_pol)
+    return PreparedGraph(graph, node_pol, passes, qnotes)
+
+
+def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32",
+                  calibration: Calibration | None = None, strict: bool = False,
+                  batch: int | None = None, optimize: tuple[str, ...] | str = ()) -> NetworkPrediction:
+    """One forward pass of ``graph``. ``optimize``: graph optimisation passes (predictor/optimize; a comma list, a
+    sequence, or ``all``) applied to the graph before costing. A training step is predictor/train's
+    (predict_training_graph), chosen by the caller."""
+    pol = get_policy(precision)
+    return predict_prepared(prepare_graph(graph, pol, optimize), profile, pol, calibration, strict, batch)
+
+
+def predict_prepared(prepared: PreparedGraph, profile: MachineProfile, pol: PrecisionPolicy,
+                     calibration: Calibration | None = None, strict: bool = False,
+                     batch: int | None = None) -> NetworkPrediction:
+    """The forward pass of a prepared graph (:func:`prepare_graph`) under the precision policy ``pol``."""
+    graph, node_pol, passes = prepared.graph, prepared.node_policy, prepared.passes
+    cal = calibration or Uncalibrated()
+    traffic = traffic_for(profile)
+    gc = cost_graph(graph.nodes, pol, graph.opset or DEFAULT_OPSET, traffic, graph.input_names, node_policies=node_pol)
     not_costed = gc.not_costed
     control = getattr(graph, "control", None)
     if control is not None:  # If/Loop/Scan bodies (graph/control_flow.py): what could not be costed
@@ -61,7 +77,7 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
         raise PredictorError(f"--strict: ops the cost model does not know: {listing}")
     by_name = {n.name: n for n in graph.nodes}
     ops = tuple(cal.predict_op(by_name[c.name], c, profile, node_pol.get(c.name, pol)) for c in gc.costs)
-    notes = tuple(getattr(graph, "notes", ())) + qnotes
+    notes = tuple(getattr(graph, "notes", ())) + prepared.notes
     if control is not None:  # repeat Loop/Scan bodies, keep the larger branch of a data-dependent If
         from .graph.control_flow import resolve
 

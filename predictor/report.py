@@ -6,6 +6,7 @@ import io
 from .machine.profile import MachineProfile
 from .types import MemLevel, NetworkPrediction, OpPrediction
 from .output import csv_writer
+from .table import CSV_COLUMNS, totals_lines
 
 JSON_SCHEMA_VERSION = 1
 
@@ -74,10 +75,6 @@ def to_json(pred: NetworkPrediction, profile: MachineProfile) -> str:
     return dumps_json(to_json_dict(pred, profile))  # standard JSON (non-finite numbers as null), C-encoded
 
 
-CSV_COLUMNS = ("name", "op_type", "flops", "bytes_L1", "bytes_L2", "bytes_HBM", "kernels", "time_s", "bound",
-               "efficiency")
-
-
 def to_csv(pred: NetworkPrediction) -> str:
     if getattr(pred, "mode", "infer") == "train":
         from .train.report import to_csv as train_csv
@@ -94,31 +91,6 @@ def to_csv(pred: NetworkPrediction) -> str:
     for k, v in sorted(pred.unsupported.items()):
         w.writerow([f"# unsupported {k}", "", "", "", "", "", v, "", "", ""])
     return buf.getvalue()
-
-
-def _si(x: float, unit: str) -> str:
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= scale:
-            return f"{x / scale:.3g} {prefix}{unit}"
-    return f"{x:.3g} {unit}"
-
-
-def _time(t: float) -> str:
-    if t >= 1:
-        return f"{t:.3f} s"
-    if t >= 1e-3:
-        return f"{t * 1e3:.3f} ms"
-    return f"{t * 1e6:.2f} us"
-
-
-def totals_lines(pred: NetworkPrediction, time_label: str) -> list[str]:
-    """The table's totals: time (labelled), eager time when calibrated, FLOPs, bytes per level."""
-    lines = [f"{time_label:<16}{_time(pred.total_time_s)}  ({pred.kernels} kernels, {len(pred.ops)} ops)"]
-    if pred.eager_time_s is not None:
-        lines.append(f"eager time      {_time(pred.eager_time_s)}  (op by op without a CUDA graph)")
-    lines.append(f"total FLOPs     {_si(pred.total_flops, 'FLOP')}")
-    lines.append("total bytes     " + ", ".join(f"{lv.value} {_si(pred.total_bytes(lv), 'B')}" for lv in MemLevel))
-    return lines
 
 
 def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) -> str:

@@ -103,7 +103,7 @@ def _dims(vi) -> tuple:
     return tuple(d.dim_param or (int(d.dim_value) if d.HasField("dim_value") else "?") for d in tt.shape.dim)
 
 
-def _inputs(path: str) -> _Inputs:
+def decoder_inputs(path: str) -> _Inputs:
     from .graph.loader import read_model
 
     m = read_model(path)
@@ -130,7 +130,7 @@ def _past_axes(dims: tuple) -> tuple[int, int]:
     return batch, (sym[0] if sym and sym[0] != batch else len(dims) - 2)
 
 
-def _shapes(inp: _Inputs, batch: int, seq: int, past: int) -> dict[str, tuple[int, ...]]:
+def step_shapes(inp: _Inputs, batch: int, seq: int, past: int) -> dict[str, tuple[int, ...]]:
     out = {inp.tokens: (batch, seq)}
     for name, dims in inp.past:
         b_axis, axis = _past_axes(dims)
@@ -194,7 +194,7 @@ def _weight_bytes(graph, pol) -> float:
 
 
 # ----------------------------------------------------------------------------- prediction
-def _predict(path, profile, precision, cal, shapes, batch, weights: str = "float",
+def predict_step(path, profile, precision, cal, shapes, batch, weights: str = "float",
              source=None) -> tuple[object, NetworkPrediction]:
     """``source``: the model re-bound by :func:`_rebindable` (read once), else the file is loaded."""
     from .graph.loader import load, load_model_proto
@@ -255,7 +255,7 @@ def _check_rebound(g, inp: _Inputs, seq: int) -> None:
                              f"{got} at {seq} tokens): export it with a dynamic sequence axis")
 
 
-def _in_place_cache(pred: NetworkPrediction, past_names: set[str], context: int) -> float:
+def in_place_cache(pred: NetworkPrediction, past_names: set[str], context: int) -> float:
     """Total time with each Concat(past, new) scaled to the appended token's share."""
     total = 0.0
     for o in pred.ops:
@@ -281,7 +281,7 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
 
     pol = get_policy(precision)
     elem = pol.storage_bytes
-    inp = _inputs(path)
+    inp = decoder_inputs(path)
     notes: list[str] = []
     contexts = tuple(sorted(set(contexts) | {context}))
     batches = tuple(sorted(set(batches)))
@@ -297,14 +297,14 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
         g = None
         for c in contexts:
             for b in batches:
-                g, pred = _predict(path, profile, precision, calibration, _shapes(inp, b, 1, c), b, weights)
-                t = _in_place_cache(pred, past_names, c)
+                g, pred = predict_step(path, profile, precision, calibration, step_shapes(inp, b, 1, c), b, weights)
+                t = in_place_cache(pred, past_names, c)
                 decode_points.append(DecodePoint(b, c, t, b / t, float(b * c * kv.bytes_per_token(elem)), True))
                 if b == batches[0] and c == context:
                     decode_flops, decode_bytes = pred.total_flops, pred.total_bytes(MemLevel.HBM)
         notes.append("decode: the graph's Concat(past, new) cache nodes scaled to an in-place append (1 / (C + 1))")
         if seq_symbolic:
-            _, pp = _predict(path, profile, precision, calibration, _shapes(inp, prefill_batch, prompt, 1),
+            _, pp = predict_step(path, profile, precision, calibration, step_shapes(inp, prefill_batch, prompt, 1),
                              prefill_batch, weights)
             prefill_s, prefill_flops, prefill_bytes = pp.total_time_s, pp.total_flops, pp.total_bytes(MemLevel.HBM)
             notes.append("prefill: the decode graph with the prompt as its input and a 1-token past")
@@ -316,7 +316,7 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
         kind = "prefill"
         source = _rebindable(path, inp)
         try:
-            g, pp = _predict(path, profile, precision, calibration, _plain_shapes(inp, prefill_batch, prompt, source),
+            g, pp = predict_step(path, profile, precision, calibration, _plain_shapes(inp, prefill_batch, prompt, source),
                              prefill_batch, weights, source)
             if source is not None:
                 _check_rebound(g, inp, prompt)
@@ -329,7 +329,7 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
             notes.append(f"prefill: the graph's sequence is fixed ({e}); prompt = its {prompt} tokens")
             if source is not None:  # re-binding failed: decode (one token) cannot be derived either
                 raise PredictorError(f"{e} (decode needs the graph at one token)") from None
-            g, pp = _predict(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
+            g, pp = predict_step(path, profile, precision, calibration, {inp.tokens: (prefill_batch, prompt)},
                              prefill_batch, weights)
         prefill_s, prefill_flops, prefill_bytes = pp.total_time_s, pp.total_flops, pp.total_bytes(MemLevel.HBM)
         found = _kv_from_attention(g)
@@ -341,7 +341,7 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
         one: dict[int, NetworkPrediction] = {}
         for b in batches:
             try:
-                g1, one[b] = _predict(path, profile, precision, calibration, _plain_shapes(inp, b, 1, source), b,
+                g1, one[b] = predict_step(path, profile, precision, calibration, _plain_shapes(inp, b, 1, source), b,
                                       weights, source)
                 if source is not None:
                     _check_rebound(g1, inp, 1)
@@ -485,9 +485,9 @@ def _ints(text: str) -> tuple[int, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .cli import _Parser, _positive_int
+    from .cli_common import Parser, positive_int as _positive_int
 
-    p = _Parser(prog="predict serve", description="LLM serving from a decoder ONNX: prefill, decode, tokens/s, "
+    p = Parser(prog="predict serve", description="LLM serving from a decoder ONNX: prefill, decode, tokens/s, "
                 "KV cache and what fits.")
     p.add_argument("model", help="decoder ONNX (a decode graph with past_key_values inputs, or the plain graph)")
     p.add_argument("--gpu", required=True, help="bundled GPU name or profile .json")
@@ -507,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    from .cli import _default_calibration, _emit
+    from .cli_common import default_calibration as _default_calibration, emit as _emit
     from .calibrate import Uncalibrated
     from .machine.profile import load_profile
 

@@ -2,7 +2,8 @@
 
 ``run_sweep`` loads the model once per batch size (loading binds the batch), each GPU's profile and
 calibration once, and predicts every setting with ``predictor.predict.predict_graph`` on the loaded
-graph; extra keyword arguments go to ``predict_graph`` unchanged. Within one batch, the node formulas
+graph (``predictor.train.predict_training_graph`` when the caller passes ``mode="train"``); extra keyword
+arguments go to it unchanged. Within one batch, the node formulas
 and runtime patterns of a precision run once and are shared by the GPUs (``graph.cost.reuse_work``); the
 traffic model (each GPU's L2 size and architecture) and the timing run per setting. A setting that
 cannot be predicted (a precision the GPU lacks: fp8 on a V100) becomes a row with ``error`` set instead
@@ -132,7 +133,8 @@ def run_sweep(model_path: str, profiles: Sequence, precisions: Sequence[str], ba
     ``on_setting(1)`` is called after each setting (a progress bar's update).
 
     ``calibration_for(profile)`` gives each GPU's calibration (called once per GPU; default: the pure
-    roofline). ``predict_kwargs`` are passed to ``predict_graph`` as they are.
+    roofline). ``predict_kwargs`` are passed to ``predict_graph`` as they are, or with ``mode="train"`` (the caller's
+    choice) the rest of them to ``predict_training_graph`` (predictor/train: optimizer, impl, loss, optimize).
     """
     from .graph.cost import reuse_work
     from .graph.loader import load
@@ -141,6 +143,13 @@ def run_sweep(model_path: str, profiles: Sequence, precisions: Sequence[str], ba
 
     if not profiles or not precisions or not batches:
         raise PredictorError("a sweep needs at least one GPU, precision and batch size")
+    mode = predict_kwargs.pop("mode", None) or "infer"
+    if mode not in ("infer", "train") or (mode == "infer" and set(predict_kwargs) - {"optimize"}):
+        raise PredictorError(f"sweep: mode must be 'infer' or 'train' (training options need 'train'), not {mode!r}")
+    if mode == "train":
+        from .train import predict_training_graph as predict_one
+    else:
+        predict_one = predict_graph
     precs = unique(policy(p).name for p in precisions)  # an unknown precision fails the whole sweep, up front
     profs = tuple({p.name: p for p in profiles}.values())
     batches = unique(batches)
@@ -158,7 +167,7 @@ def run_sweep(model_path: str, profiles: Sequence, precisions: Sequence[str], ba
                 transferred = getattr(cal, "transferred_from", None)
                 for pi, prec in enumerate(precs):
                     try:
-                        pred = predict_graph(graph, profile, prec, cal, strict, batch=bound, **predict_kwargs)
+                        pred = predict_one(graph, profile, prec, cal, strict, batch=bound, **predict_kwargs)
                     except PredictorError as e:
                         cells[(gi, pi, bi)] = failed_row(profile.name, prec, bound, str(e), getattr(cal, "name", None))
                     else:

@@ -13,8 +13,37 @@ from typing import Sequence
 
 from .graph.opclass import op_class
 from .opinfo import shape_text
-from .report import _time as time_text  # one time format for every table
 from .types import MemLevel, NetworkPrediction, OpPrediction
+
+
+# the columns of predict's CSV (predictor/report.py; a training step's adds ``phase``: predictor/train/report.py)
+CSV_COLUMNS = ("name", "op_type", "flops", "bytes_L1", "bytes_L2", "bytes_HBM", "kernels", "time_s", "bound",
+               "efficiency")
+
+
+def si_text(x: float, unit: str) -> str:
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g} {prefix}{unit}"
+    return f"{x:.3g} {unit}"
+
+
+def time_text(t: float) -> str:
+    if t >= 1:
+        return f"{t:.3f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.3f} ms"
+    return f"{t * 1e6:.2f} us"
+
+
+def totals_lines(pred: NetworkPrediction, time_label: str) -> list[str]:
+    """The table's totals: time (labelled), eager time when calibrated, FLOPs, bytes per level."""
+    lines = [f"{time_label:<16}{time_text(pred.total_time_s)}  ({pred.kernels} kernels, {len(pred.ops)} ops)"]
+    if pred.eager_time_s is not None:
+        lines.append(f"eager time      {time_text(pred.eager_time_s)}  (op by op without a CUDA graph)")
+    lines.append(f"total FLOPs     {si_text(pred.total_flops, 'FLOP')}")
+    lines.append("total bytes     " + ", ".join(f"{lv.value} {si_text(pred.total_bytes(lv), 'B')}" for lv in MemLevel))
+    return lines
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from math import prod
 from types import MappingProxyType
 from typing import Any, Mapping
+
+# the default-domain opset the cost formulas read a model as when it declares none (attribute defaults, semantics)
+DEFAULT_OPSET = 21
 
 
 class Precision(str, Enum):
@@ -78,12 +82,7 @@ class TensorInfo:
 
     @property
     def numel(self) -> int | None:
-        if self.shape is None:
-            return None
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return None if self.shape is None else prod(self.shape)
 
 
 @dataclass(frozen=True)

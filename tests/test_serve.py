@@ -127,13 +127,13 @@ def test_int4_weights_pack_every_matmul_weight(tmp_path):
 
 
 def test_stacked_past_inputs_of_older_exports():
-    from predictor.serve import _Inputs, _kv_from_past, _shapes
+    from predictor.serve import _Inputs, _kv_from_past, step_shapes
 
     inp = _Inputs("input_ids", ("batch", "seq"), (("past_0", (2, "batch", 12, "past_len", 64)),
                                                  ("past_1", (2, "batch", 12, "past_len", 64))), None, None)
     kv = _kv_from_past(inp)
     assert (kv.layers, kv.kv_heads, kv.head_dim) == (2, 12, 64)
-    assert _shapes(inp, 3, 1, 100)["past_0"] == (2, 3, 12, 100, 64)
+    assert step_shapes(inp, 3, 1, 100)["past_0"] == (2, 3, 12, 100, 64)
 
 
 def _synth_cfg(tmp_path, name, dynamic_seq, inline_weights=False, seq=16):

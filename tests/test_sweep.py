@@ -169,10 +169,10 @@ def test_model_loaded_once_per_batch_and_kwargs_passed_through(conv_model, monke
     monkeypatch.setattr(predict_mod, "predict_graph", recording_predict)
     profs = [load_profile("v100"), load_profile("h100"), load_profile("h200")]
     s = run_sweep(conv_model, profs, ["fp32", "FP16", "fp16"], [1, 8, 1], calibration_for=bundled_calibration,
-                  optimize="fuse", mode="train")
+                  optimize="fuse")
     assert loads == [1, 8]                                  # once per distinct batch, not once per row
     assert len(s.rows) == 3 * 2 * 2 and s.precisions == ("fp32", "fp16")
-    assert kwargs == [{"optimize": "fuse", "mode": "train"}] * 12
+    assert kwargs == [{"optimize": "fuse"}] * 12
 
 
 def test_node_formulas_run_once_per_precision_and_batch_not_per_gpu(conv_model, monkeypatch):

@@ -32,7 +32,7 @@ def _autocast_forwards(doc: dict, cls: str, path: Path = AMP_KERNELS):
     """Per training-split autocast case of the kernel tables: (label, precision, measured kernel rows by module scope,
     [(node, op)] of the predicted forward's kernels with class ``cls`` at the probe calibration)."""
     from .dataset import graph_for, normalise_scope
-    from .fit import _zoo_split
+    from .dataset import zoo_split as _zoo_split
 
     if not path.is_file():
         return

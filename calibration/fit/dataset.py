@@ -114,6 +114,14 @@ def graph_for(network: str, batch: int, exporter: str = "torchscript") -> Graph 
     return _GRAPHS[key]
 
 
+def zoo_split(network: str) -> str:
+    """The zoo split of a network (train, held-out, blind; calibration/networks/zoo.py), "unknown" for none."""
+    from calibration.networks.zoo import NETWORKS
+
+    spec = NETWORKS.get(network)
+    return spec.split if spec else "unknown"
+
+
 def kernels_by_scope(rows: list[KernelRow]) -> dict[str, list[KernelRow]]:
     by: dict[str, list[KernelRow]] = {}
     for r in rows:

@@ -38,6 +38,7 @@ from predictor.roofline import level_times_s
 from predictor.types import MemLevel
 
 from .dataset import Case, graph_for, kernels_by_scope, load_cases, load_kernels, normalise_scope
+from .dataset import zoo_split as _zoo_split
 from .kernel_samples import FIT_FAMILIES, micro_costs, row_label
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -109,13 +110,6 @@ def append_node(cols: dict[str, list], cost, node, precision: str, profile, hidd
 def node_rows(cols: dict[str, list]) -> NodeRows:
     ints = ("group", "layout_group", "sample", "case")
     return NodeRows(**{k: np.asarray(v, dtype=int if k in ints else float) for k, v in cols.items()})
-
-
-def _zoo_split(network: str) -> str:
-    from calibration.networks.zoo import NETWORKS
-
-    spec = NETWORKS.get(network)
-    return spec.split if spec else "unknown"
 
 
 def training_cases(cases: list[Case]) -> list[Case]:
@@ -266,7 +260,7 @@ def rnn_gemv_l2_efficiency(cases: list[Case], kernels: dict, profile) -> dict[tu
 
 
 def _hidden_bytes(cost) -> float:
-    from predictor.fitted import _hidden_bytes as hb
+    from predictor.timing import hidden_bytes as hb
 
     return hb(cost, "io")
 

@@ -4,7 +4,7 @@ Each measured call of calibration/networks/microbench.py becomes one node (``NOD
 costed by the predictor like a network's node and priced by the same kernel time model, its measured time
 (CUDA-graph replays of back-to-back calls, so each call includes the inter-kernel gap; or events around calls of
 100 us and more) a sample of its own. ``conv_sweep`` (the time-based-roofline study's sweep) is kept out: it is the
-benchmark of calibration/kernel_sweeps.py. Families of the microbenchmark classes (calibration/fit/micro_fit.py:
+benchmark of calibration/evaluate/kernel_sweeps.py. Families of the microbenchmark classes (calibration/fit/micro_fit.py:
 grouped convolutions, unaligned batched GEMMs) and recurrent layers stay with their own fits.
 Ignores: the L2 residency of a repeated call's operands (every call re-reads them; small ones stay in L2).
 """

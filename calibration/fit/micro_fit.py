@@ -29,7 +29,8 @@ from typing import Callable
 
 import numpy as np
 
-from predictor.fitted import _hidden_bytes, gemm_wave, tile_padding
+from predictor.timing import gemm_wave, tile_padding
+from predictor.timing import hidden_bytes as _hidden_bytes
 from predictor.graph.cost import cost_graph
 from predictor.graph.opclass import hidden_key, kernel_class
 from predictor.graph.traffic import traffic_for

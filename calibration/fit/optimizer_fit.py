@@ -33,10 +33,10 @@ def optimizer_class(doc: dict, eff_memory: float) -> dict:
 def tensor_cost_samples(doc: dict) -> list[tuple[float, float, float, float, str]]:
     """(measured optimizer s, predicted at eff_memory 1 and no per-tensor cost s, bytes time at eff_memory 1 s,
     tensors walked, case) per training case."""
-    from calibration.training_accuracy import _impl, _num, load_cases
+    from calibration.evaluate.training_accuracy import finite_number as _num, load_cases, optimizer_impl as _impl
     from predictor.train import predict_training_file
 
-    from .fit import _zoo_split
+    from .dataset import zoo_split as _zoo_split
 
     profile = load_profile("h200")
     probes = ((1.0, 0.0), (PROBE_EFF, 0.0), (1.0, PROBE_S))

@@ -48,10 +48,11 @@ def ideal_times(op) -> dict[str, float]:
 def depthwise_grad_samples(doc: dict) -> list[dict]:
     """Per case: measured backward s, the rest of the predicted backward s, and per depthwise_grad op its kernels
     and ideal compute / HBM / cache times."""
-    from calibration.training_accuracy import _impl, _num, load_cases, training_graph
+    from calibration.evaluate.training_accuracy import finite_number as _num, load_cases, optimizer_impl as _impl
+    from calibration.evaluate.training_accuracy import training_graph
     from predictor.train import predict_training_file
 
-    from .fit import _zoo_split
+    from .dataset import zoo_split as _zoo_split
 
     profile = load_profile("h200")
     cal = probe_calibration(doc, CLASS)
@@ -113,11 +114,11 @@ def norm_train_samples(doc: dict, path: Path = FORWARD_KERNELS) -> dict[str, lis
     """{precision: [per batch-norm module scope of a training-split network's training-mode forward (the kernel tables
     of calibration/training/forward_kernels.py): measured batch_norm kernel time s, kernels, bytes one SM walks
     (OpWork.channel_walk), ideal compute / HBM / cache s, hidden kernels' s]}."""
-    from calibration.training_accuracy import training_graph
+    from calibration.evaluate.training_accuracy import training_graph
     from predictor.train import predict_training_file
 
     from .dataset import graph_for, normalise_scope
-    from .fit import _zoo_split
+    from .dataset import zoo_split as _zoo_split
 
     if not path.is_file():
         return {}

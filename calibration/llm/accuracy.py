@@ -20,17 +20,17 @@ from pathlib import Path
 
 def predict_case(case: dict, onnx_dir: Path, profile, cal) -> float:
     """Predicted seconds of one measured case (prefill or decode)."""
-    from predictor.serve import _in_place_cache, _inputs, _predict, _shapes
+    from predictor.serve import decoder_inputs, in_place_cache, predict_step, step_shapes
 
     kind, b = case["kind"], int(case["batch"])
     path = str(onnx_dir / f"{case['arch']}.{kind}.onnx")
-    inp = _inputs(path)
+    inp = decoder_inputs(path)
     if kind == "prefill":
-        _, pred = _predict(path, profile, case["precision"], cal, {inp.tokens: (b, int(case["prompt"]))}, b)
+        _, pred = predict_step(path, profile, case["precision"], cal, {inp.tokens: (b, int(case["prompt"]))}, b)
         return pred.total_time_s
     c = int(case["context"])
-    _, pred = _predict(path, profile, case["precision"], cal, _shapes(inp, b, 1, c), b)
-    return _in_place_cache(pred, {n for n, _ in inp.past}, c)
+    _, pred = predict_step(path, profile, case["precision"], cal, step_shapes(inp, b, 1, c), b)
+    return in_place_cache(pred, {n for n, _ in inp.past}, c)
 
 
 def run(data_dir: str, gpu: str = "h200", onnx_dir: str = "") -> dict:

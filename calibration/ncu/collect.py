@@ -256,7 +256,7 @@ def summarize_log(text: str) -> dict[str, Any]:
 
 
 @dataclass
-class CaseResult:
+class CollectionResult:
     """One manifest entry."""
 
     name: str
@@ -298,7 +298,7 @@ def _results_from_stdout(csv_path: Path, stdout_path: Path) -> None:
     stdout_path.replace(csv_path)
 
 
-def run_case(case: Case, out_dir: Path, opts: Options, metrics: Sequence[str], timeout_s: float) -> CaseResult:
+def run_case(case: Case, out_dir: Path, opts: Options, metrics: Sequence[str], timeout_s: float) -> CollectionResult:
     """Profile one case under its own ncu process; never raises for a failed case."""
     from predictor.measure.ncu.parse import NcuParseError, parse_file, total_time_s
 
@@ -310,7 +310,7 @@ def run_case(case: Case, out_dir: Path, opts: Options, metrics: Sequence[str], t
     cmd = ncu_command(worker_command(case, meta_path, opts), metrics, csv_path, ncu=find_ncu(opts.ncu),
                       cache_control=opts.cache_control, clock_control=opts.clock_control,
                       replay_mode=opts.replay_mode, launch_count=opts.max_kernels)
-    res = CaseResult(case.name, case.network, case.precision, case.batch, command=cmd, command_str=shlex.join(cmd),
+    res = CollectionResult(case.name, case.network, case.precision, case.batch, command=cmd, command_str=shlex.join(cmd),
                      csv=csv_path.name, start_utc=_utc_now(), timeout_s=timeout_s)
     t0 = time.monotonic()
     try:
@@ -364,7 +364,7 @@ def environment(ncu: str) -> dict[str, Any]:
 
 
 def run_plan(cases: Sequence[Case], out_dir: Path, opts: Options,
-             case_runner: Callable[..., CaseResult] = run_case) -> dict[str, Any]:
+             case_runner: Callable[..., CollectionResult] = run_case) -> dict[str, Any]:
     """Run every case in order within the budget, rewriting DIR/manifest.json after each."""
     opts = validate_options(opts)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -404,7 +404,7 @@ def run_plan(cases: Sequence[Case], out_dir: Path, opts: Options,
         if opts.budget_s:
             left = opts.budget_s - (time.monotonic() - t0) - BUDGET_MARGIN_S
             if left < MIN_CASE_S:
-                res = CaseResult(case.name, case.network, case.precision, case.batch, status="skipped",
+                res = CollectionResult(case.name, case.network, case.precision, case.batch, status="skipped",
                                  note=f"budget: {max(left, 0):.0f} s left of {opts.budget_s:.0f} s")
                 manifest["cases"].append(asdict(res))
                 write()

@@ -51,7 +51,7 @@ from predictor.graph.opclass import op_class
 from predictor.graph.traffic import padded_gemm_flops, params_for, traffic_for
 from predictor.machine.profile import load_profile
 from predictor.precision import policy as get_policy
-from predictor.types import MemLevel, Unit
+from predictor.types import DEFAULT_OPSET, MemLevel, Unit
 
 from predictor.measure.ncu.kernels import classify, graph_nodes, map_kernels
 from predictor.measure.ncu.nvtx import innermost_module
@@ -170,16 +170,7 @@ def _calibration(profile):
 
 def _cost(graph, pol, profile, residency: str):
     traffic = traffic_for(profile, residency)
-    return cost_graph(graph.nodes, pol, graph.opset or 21, traffic, **_graph_inputs_kw(graph))
-
-
-def _graph_inputs_kw(graph) -> dict:
-    """cost_graph's ``graph_inputs`` (tells graph inputs from initializers), where it takes one."""
-    import inspect
-
-    if "graph_inputs" in inspect.signature(cost_graph).parameters:
-        return {"graph_inputs": frozenset(t.name for t in graph.inputs)}
-    return {}
+    return cost_graph(graph.nodes, pol, graph.opset or DEFAULT_OPSET, traffic, graph_inputs=graph.input_names)
 
 
 def case_report(case: Case, profile) -> dict[str, Any]:

@@ -60,7 +60,7 @@ class TimingOptions:
 
 
 @dataclass
-class CaseResult:
+class TimingCaseResult:
     """One (network, precision, batch) measurement; times in seconds."""
 
     network: str
@@ -147,7 +147,7 @@ def compare_programs(eager_names: list[str], replay_names: list[str]) -> tuple[b
     return False, ""
 
 
-def reference_time(res: CaseResult) -> None:
+def reference_time(res: TimingCaseResult) -> None:
     """Fill reference_time_s / reference_source from the measured parts."""
     if res.program_differs is False and math.isfinite(res.replay_median_s):
         res.reference_time_s, res.reference_source = res.replay_median_s, "replay_median"
@@ -161,7 +161,7 @@ def reference_time(res: CaseResult) -> None:
 class _Case:
     """State of one case between preparation and the interleaved replay repeats."""
 
-    def __init__(self, res: CaseResult):
+    def __init__(self, res: TimingCaseResult):
         self.res = res
         self.graph: Any = None
         self.n_replays = 0
@@ -176,7 +176,7 @@ def prepare_case(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, 
     from .kernel_table import device_events, is_memop, kernel_rows
 
     t_case = time.perf_counter()
-    res = CaseResult(spec.name, precision, batch, spec.split, spec.family)
+    res = TimingCaseResult(spec.name, precision, batch, spec.split, spec.family)
     case = _Case(res)
     stage = "inputs"
     try:
@@ -268,7 +268,7 @@ def time_replays(case: _Case) -> None:
     case.res.wall_s = round(case.res.wall_s + time.perf_counter() - t0, 2)
 
 
-def finish_case(case: _Case) -> CaseResult:
+def finish_case(case: _Case) -> TimingCaseResult:
     res = case.res
     if res.replay_medians_s:
         res.replay_median_s = summarize(res.replay_medians_s)["median_s"]
@@ -317,26 +317,26 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
-def run_network(name: str, opts: TimingOptions, budget: Budget, kernels_path: Path) -> list[CaseResult]:
+def run_network(name: str, opts: TimingOptions, budget: Budget, kernels_path: Path) -> list[TimingCaseResult]:
     """All precisions x batches of one network; replays interleaved between the batches."""
     import torch
 
     spec = zoo.NETWORKS[name]
-    results: list[CaseResult] = []
+    results: list[TimingCaseResult] = []
     try:
         base, _, _ = zoo.build(name, 1, "fp32", gpu_common.DEVICE)
     except Exception as exc:  # noqa: BLE001
-        return [CaseResult(name, p, b, spec.split, spec.family, error=f"[build] {_short(exc)}")
+        return [TimingCaseResult(name, p, b, spec.split, spec.family, error=f"[build] {_short(exc)}")
                 for p in opts.precisions for b in opts.batches]
     for precision in opts.precisions:
         if budget.over():
-            results += [CaseResult(name, precision, b, spec.split, spec.family, error="skipped: over budget")
+            results += [TimingCaseResult(name, precision, b, spec.split, spec.family, error="skipped: over budget")
                         for b in opts.batches]
             continue
         try:
             model = prepare_module(base, precision)
         except Exception as exc:  # noqa: BLE001
-            results += [CaseResult(name, precision, b, spec.split, spec.family, error=f"[cast] {_short(exc)}")
+            results += [TimingCaseResult(name, precision, b, spec.split, spec.family, error=f"[cast] {_short(exc)}")
                         for b in opts.batches]
             continue
         cases = [prepare_case(model, spec, precision, b, opts) for b in opts.batches]
@@ -422,14 +422,15 @@ def run(opts: TimingOptions, command: str = "") -> dict:
     kernels_path.unlink(missing_ok=True)
     for name in opts.names:
         if budget.over():
-            doc["cases"] += [asdict(CaseResult(name, p, b, error="skipped: over budget"))
+            doc["cases"] += [asdict(TimingCaseResult(name, p, b, error="skipped: over budget"))
                              for p in opts.precisions for b in opts.batches]
             continue
         t0 = time.perf_counter()
         try:
             results = run_network(name, opts, budget, kernels_path)
         except Exception as exc:  # noqa: BLE001 - belt and braces: the sweep must go on
-            results = [CaseResult(name, "?", 0, error=f"[network] {_short(exc)}: {traceback.format_exc()[-300:]}")]
+            results = [TimingCaseResult(name, "?", 0,
+                                        error=f"[network] {_short(exc)}: {traceback.format_exc()[-300:]}")]
         doc["cases"] += [asdict(r) for r in results]
         doc["elapsed_s"] = round(budget.elapsed_s(), 1)
         write_json(out / "timing.json", doc)

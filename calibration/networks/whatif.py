@@ -27,7 +27,7 @@ from typing import Any
 
 from . import gpu_common, timing, zoo
 from .gpu_common import Budget, sync, utc_now
-from .timing import CaseResult, TimingOptions, _short
+from .timing import TimingCaseResult, TimingOptions, _short
 
 MODES = ("amp", "amp_bf16", "inductor_fp16", "inductor_fp32")
 AMP_DTYPES = {"amp": "fp16", "amp_bf16": "bf16"}
@@ -36,8 +36,8 @@ DYNAMO_CACHE_LIMIT = 16       # two batch sizes per compiled module, with room f
 
 
 @dataclass
-class WhatIfResult(CaseResult):
-    """A timing.CaseResult (precision = mode name) plus compile and baseline data; times in seconds."""
+class WhatIfResult(TimingCaseResult):
+    """A timing.TimingCaseResult (precision = mode name) plus compile and baseline data; times in seconds."""
 
     mode: str = ""
     compile_s: float = math.nan               # wall time of the first (compiling) call
@@ -106,7 +106,7 @@ def configure_dynamo() -> None:
             setattr(torch._dynamo.config, key, DYNAMO_CACHE_LIMIT)
 
 
-def measure(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, topts: TimingOptions) -> CaseResult:
+def measure(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, topts: TimingOptions) -> TimingCaseResult:
     """One case with the timing.py protocol: prepare, `repeats` replay measurements, finish."""
     case = timing.prepare_case(model, spec, precision, batch, topts)
     for _ in range(topts.repeats):
@@ -114,7 +114,7 @@ def measure(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, topts
     return timing.finish_case(case)
 
 
-def _as_whatif(res: CaseResult, mode: str) -> WhatIfResult:
+def _as_whatif(res: TimingCaseResult, mode: str) -> WhatIfResult:
     out = WhatIfResult(**asdict(res))
     out.precision, out.mode = mode, mode
     return out

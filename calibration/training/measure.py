@@ -97,7 +97,7 @@ class TrainingOptions:
 
 
 @dataclass
-class CaseResult:
+class TrainingCaseResult:
     """One (network, precision, batch) training measurement; times in seconds."""
 
     network: str
@@ -341,7 +341,7 @@ def optimizer_state_bytes(optimizer: Any) -> int:
 
 
 # ----------------------------------------------------------------------------- measurements
-def measure_steps(tr: Trainer, res: CaseResult, opts: TrainingOptions, budget: Budget) -> None:
+def measure_steps(tr: Trainer, res: TrainingCaseResult, opts: TrainingOptions, budget: Budget) -> None:
     """Timed steps: per-phase medians and step spread."""
     (_, _, _, est_s), _ = tr.timed_step()
     room_s = min(opts.case_budget_s, max(budget.left_s(), 0.0))
@@ -364,7 +364,7 @@ def _timing_event() -> Any:
         return None
 
 
-def measure_graph(tr: Trainer, res: CaseResult, n: int) -> None:
+def measure_graph(tr: Trainer, res: TrainingCaseResult, n: int) -> None:
     """GPU time of the whole step captured in one CUDA graph (forward, loss, backward, optimizer with a
     capturable copy of the optimizer; autocast without its weight-cast cache, as capture needs), replays
     timed with CUDA events, median of ``n``; phase times from event nodes inside the graph where torch
@@ -411,7 +411,7 @@ def measure_graph(tr: Trainer, res: CaseResult, n: int) -> None:
         opt = None  # noqa: F841 - drop the capturable optimizer's state with the graph
 
 
-def measure_memory(tr: Trainer, res: CaseResult) -> None:
+def measure_memory(tr: Trainer, res: TrainingCaseResult) -> None:
     """Peak / step-start / after-backward allocated bytes of one step (NaN on the CPU)."""
     import torch
 
@@ -467,7 +467,7 @@ def phase_kernels(prof: Any) -> dict[str, tuple[int, float]]:
     return {k: (n, us) for k, (n, us) in out.items()}
 
 
-def profile_step(tr: Trainer, res: CaseResult) -> None:
+def profile_step(tr: Trainer, res: TrainingCaseResult) -> None:
     """Kernel count and summed kernel time per phase from one profiled step."""
     from torch.profiler import ProfilerActivity, profile
 
@@ -484,11 +484,11 @@ def profile_step(tr: Trainer, res: CaseResult) -> None:
 
 
 def run_case(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, opts: TrainingOptions,
-             budget: Budget) -> CaseResult:
+             budget: Budget) -> TrainingCaseResult:
     """Warm-up, timed steps, profiled step and memory step of one case (never raises)."""
     t_case = time.perf_counter()
     mode = PRECISION_MODES[precision]
-    res = CaseResult(spec.name, precision, batch, spec.split, spec.family, opts.optimizer,
+    res = TrainingCaseResult(spec.name, precision, batch, spec.split, spec.family, opts.optimizer,
                      autocast_dtype=mode.autocast, grad_scaler=mode.grad_scaler)
     stage, tr = "setup", None
     try:
@@ -529,7 +529,7 @@ def _release(model: Any) -> None:
         torch.cuda.empty_cache()
 
 
-def graph_case(model: Any, spec: zoo.NetworkSpec, res: CaseResult, opts: TrainingOptions) -> None:
+def graph_case(model: Any, spec: zoo.NetworkSpec, res: TrainingCaseResult, opts: TrainingOptions) -> None:
     """The CUDA-graph step of a case measured eagerly before (never raises; failures in graph_error).
 
     Run after every eager case of the network: a captured step keeps some device memory until the process
@@ -548,13 +548,13 @@ def graph_case(model: Any, spec: zoo.NetworkSpec, res: CaseResult, opts: Trainin
         _release(model)
 
 
-def _skipped(name: str, opts: TrainingOptions, why: str) -> list[CaseResult]:
+def _skipped(name: str, opts: TrainingOptions, why: str) -> list[TrainingCaseResult]:
     spec = zoo.NETWORKS[name]
-    return [CaseResult(name, p, b, spec.split, spec.family, opts.optimizer, error=why)
+    return [TrainingCaseResult(name, p, b, spec.split, spec.family, opts.optimizer, error=why)
             for p in opts.precisions for b in case_batches(spec, opts)]
 
 
-def run_network(name: str, opts: TrainingOptions, budget: Budget, emit: Callable[[CaseResult], None]) -> None:
+def run_network(name: str, opts: TrainingOptions, budget: Budget, emit: Callable[[TrainingCaseResult], None]) -> None:
     """All precisions x batches of one network; emit(result) after each case."""
     spec = zoo.NETWORKS[name]
     try:
@@ -564,11 +564,11 @@ def run_network(name: str, opts: TrainingOptions, budget: Budget, emit: Callable
         for r in _skipped(name, opts, f"[build] {_short(exc)}"):
             emit(r)
         return
-    done: list[CaseResult] = []
+    done: list[TrainingCaseResult] = []
     for precision in opts.precisions:
         for batch in case_batches(spec, opts):
             if budget.over():
-                emit(CaseResult(name, precision, batch, spec.split, spec.family, opts.optimizer,
+                emit(TrainingCaseResult(name, precision, batch, spec.split, spec.family, opts.optimizer,
                                 error="skipped: over budget"))
                 continue
             res = run_case(model, spec, precision, batch, opts, budget)
@@ -591,9 +591,9 @@ def run(opts: TrainingOptions, command: str = "") -> dict:
         return doc
 
     index: dict[int, int] = {}
-    kept: list[CaseResult] = []  # keeps every recorded result alive, so that no id is reused
+    kept: list[TrainingCaseResult] = []  # keeps every recorded result alive, so that no id is reused
 
-    def emit(res: CaseResult) -> None:
+    def emit(res: TrainingCaseResult) -> None:
         """Record a case (again, after its graph pass: the same result replaces its first record)."""
         if id(res) in index:
             doc["cases"][index[id(res)]] = asdict(res)
@@ -610,7 +610,7 @@ def run(opts: TrainingOptions, command: str = "") -> dict:
         try:
             run_network(name, opts, budget, emit)
         except Exception as exc:  # noqa: BLE001 - belt and braces: the sweep must go on
-            emit(CaseResult(name, "?", 0, error=f"[network] {_short(exc)}"))
+            emit(TrainingCaseResult(name, "?", 0, error=f"[network] {_short(exc)}"))
         errors = sum(1 for c in doc["cases"][n0:] if c["error"])
         print(f"  {name:28s} {time.perf_counter() - t0:6.1f}s  errors: {errors}/{len(doc['cases']) - n0}",
               flush=True)

@@ -24,7 +24,7 @@ Protocol per case (cell, layers, directions, precision, hidden H, sequence S, ba
 Columns: cell, layers, directions, precision, hidden, seq, batch, input, params, graph_step_s,
 graph_forward_s, graph_backward_s, eager_step_s, eager_forward_s, eager_backward_s, n_replays, graph_error,
 error, device, torch, cudnn, gpu, date_utc. Times in seconds. ``--device cpu`` dry-runs the code paths (host
-timers, the graph emulated by a call; numbers meaningless). ``calibration/rnn_training_accuracy.py`` compares
+timers, the graph emulated by a call; numbers meaningless). ``calibration/evaluate/rnn_training_accuracy.py`` compares
 ``predict --mode train`` with the CSV.
 """
 from __future__ import annotations

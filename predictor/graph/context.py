@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from math import prod
 from typing import Any
 
 from ..precision import PrecisionPolicy
-from ..types import Node, OpWork, TensorInfo, WorkKind, frozen_map
+from ..types import DEFAULT_OPSET, Node, OpWork, TensorInfo, WorkKind, frozen_map
 
 
 class ShapeUnknown(Exception):
@@ -37,7 +38,7 @@ def _schema_defaults(op_type: str, domain: str, opset: int) -> dict[str, Any]:
 class OpContext:
     """Read-only helpers over a :class:`Node` under a precision policy."""
 
-    def __init__(self, node: Node, policy: PrecisionPolicy, opset: int = 21):
+    def __init__(self, node: Node, policy: PrecisionPolicy, opset: int = DEFAULT_OPSET):
         self.node = node
         self.policy = policy
         self.opset = opset
@@ -75,10 +76,10 @@ class OpContext:
         return _shape(self.output(i), self.node)
 
     def in_numel(self, i: int = 0) -> int:
-        return _numel(self.in_shape(i))
+        return prod(self.in_shape(i))
 
     def out_numel(self, i: int = 0) -> int:
-        return _numel(self.out_shape(i))
+        return prod(self.out_shape(i))
 
     def const(self, i: int) -> tuple | None:
         """Known integer values of input ``i`` (axes, pads, shapes), or None."""
@@ -87,7 +88,7 @@ class OpContext:
         return self.node.const_inputs.get(self.node.inputs[i].name)
 
     def tensor_bytes(self, t: TensorInfo) -> int:
-        return _numel(_shape(t, self.node)) * self.policy.dtype_bytes(t.dtype)
+        return prod(_shape(t, self.node)) * self.policy.dtype_bytes(t.dtype)
 
     def in_bytes(self, i: int = 0) -> int:
         return self.tensor_bytes(self.input(i))
@@ -142,10 +143,3 @@ def _shape(t: TensorInfo, node: Node) -> tuple[int, ...]:
     if t.shape is None:
         raise ShapeUnknown(f"{node.op_type} '{node.name}': shape of '{t.name}' unknown")
     return t.shape
-
-
-def _numel(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n

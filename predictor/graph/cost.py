@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence
 
 from ..precision import PrecisionPolicy
-from ..types import FlopCount, MemLevel, Node, OpCost, OpWork, Unit, frozen_map
+from ..types import DEFAULT_OPSET, FlopCount, MemLevel, Node, OpCost, OpWork, Unit, frozen_map
 from .context import OpContext, ShapeUnknown
 from . import runtime
 from .registry import lookup
@@ -44,7 +44,7 @@ class GraphCost:
         return out
 
 
-def node_work(node: Node, policy: PrecisionPolicy, opset: int = 21) -> OpWork | None:
+def node_work(node: Node, policy: PrecisionPolicy, opset: int = DEFAULT_OPSET) -> OpWork | None:
     """The node's OpWork, or None when no formula is registered. Raises ShapeUnknown."""
     formula = lookup(node.op_type, node.domain)
     if formula is None:
@@ -96,7 +96,7 @@ def to_cost(node: Node, work: OpWork, policy: PrecisionPolicy,
     )
 
 
-def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = 21,
+def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFAULT_OPSET,
                traffic: TrafficModel | None = None, graph_inputs: frozenset = frozenset(),
                runtime_patterns: bool = True,
                node_policies: Mapping[str, PrecisionPolicy] | None = None) -> GraphCost:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gc
 import os
-import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Mapping
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Mapping
 from ..types import Node, PredictorError, TensorInfo, frozen_map
 from . import shapes as shape_fns
 from . import shapes_contrib  # noqa: F401  (registers the shape rules of com.microsoft fusions, MatMulNBits)
+from .onnx_proto import onnx_pb
 from .protoscan import read_model_bytes
 from .shapes import ONNX_TYPE_NAMES, ONNX_TYPES, RawNode, Val
 
@@ -52,6 +52,11 @@ class Graph:
     control: object = None  # graph/control_flow.ControlFlow when If/Loop/Scan bodies were inlined
 
     @cached_property
+    def input_names(self) -> frozenset[str]:
+        """The names of the graph's inputs (what tells them from initializers and constants)."""
+        return frozenset(t.name for t in self.inputs)
+
+    @cached_property
     def digraph(self):
         """networkx DiGraph: one vertex per node name (attribute ``node``), an edge per tensor."""
         import networkx as nx
@@ -77,37 +82,6 @@ def dtype_name(elem_type: int) -> str:
 
 _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 
-
-def onnx_pb():
-    """The protobuf classes of ONNX (``onnx.onnx_ml_pb2``): ModelProto, TensorProto, ...
-
-    Importing the ``onnx`` package costs ~0.3 s (it imports numpy, ml_dtypes, the C++ checker...) while
-    the generated protobuf module alone costs ~0.05 s: when ``onnx`` is not imported yet, that module is
-    loaded on its own, under a private name. Its message classes are the ones ``onnx`` uses (the
-    protobuf descriptor pool deduplicates the identical file), so a later ``import onnx`` coexists.
-    """
-    global _ONNX_PB
-    if _ONNX_PB is not None:
-        return _ONNX_PB
-    mod = sys.modules.get("onnx.onnx_ml_pb2")
-    if mod is None:
-        try:
-            import importlib.util
-
-            spec = importlib.util.find_spec("onnx")
-            origin = os.path.join(os.path.dirname(spec.origin), "onnx_ml_pb2.py")
-            pb_spec = importlib.util.spec_from_file_location("predictor_onnx_ml_pb2", origin)
-            mod = importlib.util.module_from_spec(pb_spec)
-            pb_spec.loader.exec_module(mod)
-        except Exception:  # an unusual onnx build: the package itself
-            import onnx
-
-            mod = onnx
-    _ONNX_PB = mod
-    return mod
-
-
-_ONNX_PB = None
 
 
 def read_model(path: str) -> onnx.ModelProto:

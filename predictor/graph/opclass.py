@@ -2,27 +2,10 @@
 from __future__ import annotations
 
 from ..precision import FLOAT_DTYPES
+from .registry import OP_CLASSES, op_traits
 
-_CLASSES: dict[str, tuple[str, ...]] = {
-    "conv": ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "FusedConv"),
-    "gemm": ("MatMul", "Gemm", "Einsum", "MatMulInteger", "QLinearMatMul", "FusedMatMul",
-             "MatMulNBits"),
-    "attention": ("Attention", "MultiHeadAttention", "FusedAttention", "GroupQueryAttention"),
-    "rnn": ("LSTM", "GRU", "RNN"),
-    "norm": ("BatchNormalization", "LayerNormalization", "GroupNormalization", "InstanceNormalization",
-             "LpNormalization", "SimplifiedLayerNormalization", "RMSNormalization", "MeanVarianceNormalization",
-             "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"),
-    "softmax": ("Softmax", "LogSoftmax", "Hardmax"),
-    "reduce": ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-               "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "TopK", "FusedReduction"),
-    "pool": ("MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"),
-    "resize": ("Resize", "Upsample"),
-    "copy": ("Concat", "Split", "Slice", "Gather", "GatherElements", "GatherND", "ScatterND", "ScatterElements",
-             "Transpose", "Pad", "Expand", "Tile", "Cast", "CastLike", "CumSum", "Range", "Trilu", "OneHot",
-             "NonZero", "ConstantOfShape", "Where", "DepthToSpace", "SpaceToDepth", "AmpCast"),
-}
-_BY_OP = {op: cls for cls, ops in _CLASSES.items() for op in ops}
-CLASSES = tuple(_CLASSES) + ("elementwise",)
+# op classes: each op type declares its own where its formula is registered (graph/registry.OpTraits.cls)
+CLASSES = OP_CLASSES
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
 KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "grouped", "layernorm", "gemm_unaligned", "rnn_gemv",
                             "depthwise_grad", "norm_train", "norm_amp", "elementwise_mixed", "optimizer")
@@ -35,8 +18,9 @@ MULTI_TENSOR_ATTR = "multi_tensor_count"
 
 
 def op_class(op_type: str) -> str:
-    """The class of an op type; anything not listed is elementwise (unary/binary pointwise ops)."""
-    return _BY_OP.get(op_type, "elementwise")
+    """The class an op type declares at registration (graph/ops/); an op type with no formula, never costed, is
+    charted as elementwise (registry.UNREGISTERED)."""
+    return op_traits(op_type).cls
 
 
 _SIXTEEN = ("float16", "bfloat16")
@@ -88,7 +72,7 @@ def hidden_key(node, op: str | None = None) -> str:
             strides = tuple(node.attrs.get("strides", ()) or ())
             return "Conv:pointwise" if all(s == 1 for s in strides) else "Conv:pointwise_strided"
         return "Conv:spatial"
-    if op in ("LSTM", "GRU", "RNN") and _rnn_batch(node) == 1:
+    if op_traits(op).recurrent and _rnn_batch(node) == 1:
         return f"{op}:gemv"
     if op == "MatMul" and _unaligned_matmul(node):
         return "MatMul:unaligned"

@@ -20,10 +20,12 @@ PyTorch eager), and exporter variants these matchers do not recognise (they stay
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from math import prod
 from typing import Callable, Sequence
 
 from ..types import Node, OpWork, WorkKind, frozen_map
 from .ops.rnn import is_bidirectional_rnn
+from .registry import STORAGE_VIEWS, op_traits
 
 Pattern = Callable[["_Index", Node], "list[tuple[str, OpWork]] | None"]
 _PATTERNS: dict[str, Pattern] = {}
@@ -115,16 +117,9 @@ def _scalar_const(ix: _Index, node: Node) -> int | None:
     """Index of the input of a binary node that is a scalar/1-element constant, else None."""
     for i in (0, 1):
         t = node.inputs[i] if i < len(node.inputs) else None
-        if t is not None and ix.is_const(node, i) and t.shape is not None and _numel(t.shape) == 1:
+        if t is not None and ix.is_const(node, i) and t.shape is not None and prod(t.shape) == 1:
             return i
     return None
-
-
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 @dataclass(frozen=True)
@@ -289,20 +284,18 @@ def _silu(ix: _Index, sig: Node):
     return _chain_fuse(ix, [sig, mul], x.name)
 
 
-_RNN = ("LSTM", "GRU", "RNN")
-_VIEWS = ("Squeeze", "Unsqueeze", "Reshape", "Transpose", "Identity", "Flatten")
 
 
 @pattern("stacked_rnn")
 def _stacked_rnn(ix: _Index, node: Node):
-    if node.op_type not in _RNN or node.name not in ix.work:
+    if not op_traits(node.op_type).recurrent or node.name not in ix.work:
         return None
     src = ix.prod(node, 0)
     for _ in range(8):
-        if src is None or src.op_type not in _VIEWS:
+        if src is None or op_traits(src.op_type).view not in STORAGE_VIEWS:
             break
         src = ix.prod(src, 0)
-    if src is None or src.op_type not in _RNN or is_bidirectional_rnn(node) or is_bidirectional_rnn(src):
+    if src is None or not op_traits(src.op_type).recurrent or is_bidirectional_rnn(node) or is_bidirectional_rnn(src):
         return None
     return [(node.name, replace(ix.work[node.name], overlaps_producer=True))]
 
@@ -319,7 +312,7 @@ def _const_fold(ix: _Index, node: Node):
             or node.domain == "ai.predictor":  # the predictor's own kernels (autocast casts) run as costed
         return None
     out = node.outputs[0]
-    if out.shape is None or _numel(out.shape) > _SMALL:
+    if out.shape is None or prod(out.shape) > _SMALL:
         return None
     if all(ix.is_const(node, k) for k, t in enumerate(node.inputs) if t is not None):
         return [(node.name, _absorbed(w))]

@@ -73,11 +73,14 @@ dependent L2 compression. Graph outputs read by a later elementwise node could b
 from __future__ import annotations
 
 import math
+from math import prod
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from ..precision import FLOAT_DTYPES, dtype_bytes
 from ..types import MemLevel, Node, OpWork, TensorInfo, Unit, WorkKind, frozen_map
 from .opclass import op_class
+from .registry import op_traits
 
 RESIDENCY_MODES = ("stream", "replay")
 
@@ -185,7 +188,8 @@ def gemm_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: Traff
     a = min(a, work.gemm_operand_bytes)
     b = max(work.gemm_operand_bytes - a, 0.0)
     y = _out_bytes(node, elem_bytes)
-    a_l1 = float(batch * m * k * elem_bytes) if node.op_type in _IMPLICIT_GEMM else a
+    implicit_gemm = op_class(node.op_type) == "conv"  # a convolution's kernel gathers A (im2col) as it goes
+    a_l1 = float(batch * m * k * elem_bytes) if implicit_gemm else a
     return tiled_traffic((batch, m, n, k), a, b, y, unit, p, a_l1=a_l1)
 
 
@@ -215,7 +219,7 @@ def rnn_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: Traffi
     ``gemmSN`` ran 512 CTAs for a 16 x 2048 x 512 fp32 step on the H200, nvjet 64x8 tiles in fp16).
     Returned: the requests beyond reading each GEMM operand once (L1 0 on the TMA path).
     """
-    if node.op_type not in _RNN or len(node.inputs) < 3:
+    if not op_traits(node.op_type).recurrent or len(node.inputs) < 3:
         return None
     x, w, r = node.inputs[0], node.inputs[1], node.inputs[2]
     if x is None or w is None or r is None or x.shape is None or w.shape is None or r.shape is None:
@@ -239,36 +243,22 @@ def rnn_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: Traffi
 def _rnn_gemm_operand_bytes(node: Node, work: OpWork, elem_bytes: int) -> float:
     """Bytes the GEMMs of a recurrent layer read as operands: weights (W once, R per step) + input X."""
     x = node.inputs[0]
-    xb = float(_numel(x) * _elem(x, elem_bytes)) if x is not None and x.shape is not None else 0.0
+    xb = float(prod(x.shape or ()) * _elem(x, elem_bytes)) if x is not None and x.shape is not None else 0.0
     return work.weight_bytes + xb
 
 
-_RNN = frozenset({"LSTM", "GRU", "RNN"})
-_IMPLICIT_GEMM = frozenset({"Conv", "ConvInteger", "QLinearConv", "ConvTranspose", "FusedConv"})
 
 
 def _out_bytes(node: Node, elem_bytes: int) -> float:
     t = node.outputs[0] if node.outputs else None
     if t is None or t.shape is None:
         return 0.0
-    return float(_numel(t) * _elem(t, elem_bytes))
-
-
-def _numel(t: TensorInfo) -> int:
-    n = 1
-    for d in t.shape or ():
-        n *= d
-    return n
-
-
-_FLOAT = frozenset({"float64", "float32", "float16", "bfloat16", "float8e4m3fn", "float8e5m2",
-                    "float8e4m3fnuz", "float8e5m2fnuz"})
-_INT_BYTES = {"int64": 8, "int32": 4, "int16": 2, "int8": 1, "uint8": 1, "bool": 1, "uint16": 2,
-              "uint32": 4, "uint64": 8}
+    return float(prod(t.shape or ()) * _elem(t, elem_bytes))
 
 
 def _elem(t: TensorInfo, elem_bytes: int) -> int:
-    return elem_bytes if t.dtype in _FLOAT else _INT_BYTES.get(t.dtype, 4)
+    """Bytes per element of ``t``: the policy's ``elem_bytes`` for a float, else its dtype's own."""
+    return elem_bytes if t.dtype in FLOAT_DTYPES else dtype_bytes(t.dtype)
 
 
 # ------------------------------------------------------------------------------------------ model
@@ -306,7 +296,7 @@ class HierarchicalTraffic:
                 l2_requests = g.l2 + other
                 l1 = g.l1 + other
             elif (work.kernels == 1 and work.flops.get(WorkKind.MATMUL) and matmul_unit is Unit.TENSOR
-                  and p.tma_tensor_path and node.op_type not in _RNN):
+                  and p.tma_tensor_path and not op_traits(node.op_type).recurrent):
                 l1 = 0.0  # a fused matrix kernel (attention): operands by TMA, on-chip intermediates
             else:
                 extra = rnn_traffic(node, work, matmul_unit, elem_bytes, p)

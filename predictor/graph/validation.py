@@ -51,7 +51,7 @@ def check_subgraphs(raw_nodes) -> None:
             if isinstance(v, (int, float, bytes, str)):
                 continue
             if graph_type is None:
-                from .loader import onnx_pb
+                from .onnx_proto import onnx_pb
 
                 graph_type = onnx_pb().GraphProto
             for sub in (v if isinstance(v, list) else (v,)):

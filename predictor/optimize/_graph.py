@@ -16,7 +16,7 @@ from ..graph.context import ShapeUnknown
 from ..graph.fused import DOMAIN, MEMBER_NODES, MEMBERS
 from ..graph.loader import Graph
 from ..precision import policy as get_policy
-from ..types import Node, OpWork, PredictorError, TensorInfo, frozen_map
+from ..types import DEFAULT_OPSET, Node, OpWork, PredictorError, TensorInfo, frozen_map
 
 _COUNT_POLICY = get_policy("fp32")  # kernel counts and shapes do not depend on precision
 
@@ -31,7 +31,7 @@ class GraphIndex:
         self.producer: dict[str, Node] = {}
         self.consumers: dict[str, list[Node]] = {}
         self.outputs = frozenset(t.name for t in graph.outputs)
-        inputs = frozenset(t.name for t in graph.inputs)
+        inputs = graph.input_names
         self.graph_inputs = inputs
         self.static: set[str] = set()  # tensors known before the run (weights, constants, shape arithmetic)
         for i, n in enumerate(graph.nodes):
@@ -77,7 +77,7 @@ class GraphIndex:
         """The node's OpWork under an fp32 policy (kernel counts, FLOP kinds), None if it cannot be costed."""
         if node.name not in self._work:
             try:
-                self._work[node.name] = node_work(node, _COUNT_POLICY, self.graph.opset or 21)
+                self._work[node.name] = node_work(node, _COUNT_POLICY, self.graph.opset or DEFAULT_OPSET)
             except (ShapeUnknown, PredictorError):
                 self._work[node.name] = None
         return self._work[node.name]
@@ -161,12 +161,7 @@ def rewrite(ix: GraphIndex, groups: Sequence[tuple[Sequence[Node], Sequence[Node
 
 
 def numel(t: TensorInfo | None) -> int | None:
-    if t is None or t.shape is None:
-        return None
-    n = 1
-    for d in t.shape:
-        n *= d
-    return n
+    return None if t is None else t.numel
 
 
 def with_attrs(node: Node, extra: Mapping) -> Node:

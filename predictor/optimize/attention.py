@@ -40,14 +40,14 @@ from ..graph.fused import (
     MEMBERS, STAGE, UPCAST,
 )
 from ..graph.loader import Graph
+from ..graph.registry import op_traits
 from ..graph.runtime import sdpa_groups
-from ..types import Node, TensorInfo, frozen_map
+from ..types import DEFAULT_OPSET, Node, TensorInfo, frozen_map
 from ._graph import GraphIndex, fused_node, rewrite, scalar_const
 from .registry import optimization
 
 _DEFAULT = ("", "ai.onnx")
 _MAX_PRE = 6
-_VIEWS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 
 
 class _Match:
@@ -77,6 +77,11 @@ class _Match:
 
 def _is(n: Node | None, *ops: str) -> bool:
     return n is not None and n.op_type in ops and n.domain in _DEFAULT
+
+
+def _is_reshape(n: Node | None) -> bool:
+    """A reshaping view (Reshape, Flatten, Squeeze, Unsqueeze: registry.OpTraits.view "reshape")."""
+    return n is not None and n.domain in _DEFAULT and op_traits(n.op_type).view == "reshape"
 
 
 def _scale(ix: GraphIndex, n: Node, operand: TensorInfo) -> bool:
@@ -115,7 +120,7 @@ def _leads_to_matmul(ix: GraphIndex, t: TensorInfo, depth: int = _MAX_PRE) -> bo
         p = ix.prod(t)
         if _is(p, "MatMul"):
             return True
-        if p is None or not _is(p, "Mul", "Div", "Add", "Where", *_VIEWS):
+        if p is None or not (_is(p, "Mul", "Div", "Add", "Where") or _is_reshape(p)):
             return False
         t = p.inputs[1] if p.op_type == "Where" else next(
             (x for x in p.inputs if x is not None and not ix.is_static(x)), None)
@@ -128,7 +133,7 @@ def match(ix: GraphIndex, sm: Node) -> _Match | None:
     if not _is(sm, "Softmax") or sm.inputs[0] is None or sm.inputs[0].shape is None:
         return None
     rank = len(sm.inputs[0].shape)
-    axis = int(sm.attrs.get("axis", -1 if (ix.graph.opset or 13) >= 13 else 1))
+    axis = int(sm.attrs.get("axis", -1 if (ix.graph.opset or DEFAULT_OPSET) >= 13 else 1))
     if rank < 3 or axis not in (-1, rank - 1):
         return None
     m = _Match()
@@ -178,7 +183,7 @@ def match(ix: GraphIndex, sm: Node) -> _Match | None:
             m.pre.insert(0, p)
             m.masks.append(p.inputs[0])
             cur_t, nxt = p.inputs[1], p
-        elif _is(p, *_VIEWS) and p.inputs and p.inputs[0] is not None:  # e.g. Swin's per-window mask view
+        elif _is_reshape(p) and p.inputs and p.inputs[0] is not None:  # e.g. Swin's per-window mask view
             m.pre.insert(0, p)
             cur_t, nxt = p.inputs[0], p
         else:

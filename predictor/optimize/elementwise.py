@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 from ..graph.fused import FUSED_ELEMENTWISE, FUSED_NORM, FUSED_REDUCTION, FUSED_SOFTMAX
 from ..graph.loader import Graph
+from ..graph.registry import op_traits
 from ..graph.ops.elementwise import ELEMENTWISE_FLOPS
 from ..graph.runtime import sdpa_groups
 from ..types import Node, TensorInfo
@@ -55,7 +56,7 @@ POINTWISE = frozenset(ELEMENTWISE_FLOPS) | {"Gelu", "Cast", "CastLike", "Sum", "
 # data movement a compiler lowers to index arithmetic inside a pointwise loop (TorchInductor: permute, pad,
 # cat, expand, slice, roll = slices + cat) and views (no kernel of their own): fusible like pointwise ops
 MOVEMENT = frozenset({"Transpose", "Pad", "Concat", "Expand", "Tile", "Slice"})
-VIEWS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
+VIEWS = ("reshape", "alias", "dropout")  # views fused like pointwise ops (registry.OpTraits.view; not transposes)
 ANCHORS = {
     "LayerNormalization": FUSED_NORM, "RMSNormalization": FUSED_NORM,
     "Softmax": FUSED_SOFTMAX, "LogSoftmax": FUSED_SOFTMAX,
@@ -79,7 +80,7 @@ def _fusible(ix: GraphIndex, n: Node, excluded: frozenset) -> str | None:
     if n.domain not in _DEFAULT or n.name in excluded or not n.outputs:
         return None
     kind = "pw" if n.op_type in POINTWISE or n.op_type in MOVEMENT else "anchor" if n.op_type in ANCHORS else None
-    if n.op_type in VIEWS:
+    if op_traits(n.op_type).view in VIEWS:
         kind = "view"
     if kind is None:
         return None
@@ -130,7 +131,7 @@ def _peel_conv_bias(graph: Graph, excluded: frozenset) -> Graph:
 
 @optimization("elementwise", order=40)
 def elementwise(graph: Graph) -> Graph:
-    excluded = sdpa_groups(graph.nodes, frozenset(t.name for t in graph.inputs))
+    excluded = sdpa_groups(graph.nodes, graph.input_names)
     graph = _peel_conv_bias(graph, excluded)
     ix = GraphIndex(graph)
     kind: dict[str, str] = {}

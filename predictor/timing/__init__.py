@@ -4,9 +4,9 @@
 fit (calibration/fit/) calls the same function on numpy arrays of many kernels. The parameters' physical meaning
 and bounds are declared once in :mod:`predictor.timing.params`.
 """
-from .features import KernelFeatures, kernel_features
+from .features import KernelFeatures, gemm_wave, hidden_bytes, kernel_features, tile_padding
 from .model import NUMPY_OPS, SCALAR_OPS, hidden_kernel_time, hidden_bytes_share, kernel_time
 from .params import PARAMS, ParamSpec, param_bounds
 
-__all__ = ["KernelFeatures", "kernel_features", "kernel_time", "hidden_kernel_time", "hidden_bytes_share",
-           "SCALAR_OPS", "NUMPY_OPS", "PARAMS", "ParamSpec", "param_bounds"]
+__all__ = ["KernelFeatures", "kernel_features", "gemm_wave", "tile_padding", "hidden_bytes", "kernel_time",
+           "hidden_kernel_time", "hidden_bytes_share", "SCALAR_OPS", "NUMPY_OPS", "PARAMS", "ParamSpec", "param_bounds"]

@@ -1,11 +1,12 @@
 """A kernel's features for the time model, from its cost and the GPU profile alone.
 
 Ideal times are at 100% of the profile's ceilings: ``compute_s`` already holds the tile padding the kernels execute
-and the wave efficiency over the GPU's SMs (predictor/fitted.py: gemm_wave, tile_padding), so that the model's
+and the wave efficiency over the GPU's SMs (:func:`gemm_wave`, :func:`tile_padding` below), so that the model's
 ``eff_compute`` is what is left. Ignores: data-dependent speed, clocks below the profile's.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..machine.profile import MachineProfile
@@ -30,8 +31,6 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
     """The features of ``cost``'s kernels (``node`` is where an algorithm choice of the library would enter: none is
     modelled; cuDNN's fp32 FFT convolutions, chosen for some stride-1 large-kernel shapes and not for their
     neighbours, are left as direct ones)."""
-    from ..fitted import channel_walk_units, gemm_wave, tile_padding, walk_waves
-
     ideal = level_times_s(cost, profile, 0.0)
     w = cost.work
     wave = gemm_wave(w.gemm, precision, profile.sm_count)
@@ -43,3 +42,71 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
         rows_per_sm=w.rows / profile.sm_count,
         walk_waves=float(walk_waves(w.channel_walk, profile.sm_count)),
         walk_bytes_per_sm=float(channel_walk_units(w.channel_walk, profile.sm_count)))
+
+
+SPLIT_K_MIN = 512  # a K slice below this many elements is not worth a split (chosen on the training networks)
+# fp32 without tensor cores: cuBLAS/cuDNN SIMT kernels tile 64x64 or smaller (chosen on the training networks: 64 gave
+# training MAPE 9.2%, 128 9.4%, 32 9.5%)
+SIMT_TILE = 64
+
+
+def wave_efficiency(tiles: int, sm_count: int, k: int = 0) -> float:
+    """Share of SMs busy over the waves of output tiles. When there are fewer tiles than SMs, libraries
+    split K (cuBLAS split-K, stream-K) into up to ceil(SMs / tiles) slices of at least SPLIT_K_MIN."""
+    if tiles <= 0:
+        return 1.0
+    if tiles < sm_count and k > 0:
+        tiles *= max(1, min(math.ceil(sm_count / tiles), k // SPLIT_K_MIN))
+    waves = math.ceil(tiles / sm_count)
+    return tiles / (waves * sm_count)
+
+
+# output tiles cuBLAS/cuDNN choose among on tensor cores: a problem of few tiles runs smaller ones to fill the SMs.
+# Each is taken at the full per-SM throughput (chosen on the training networks: training MAPE 7.3% and per-op median
+# 12.5%, against 7.7% / 13.2% with a reuse penalty m*n/(m+n) on smaller tiles and 8.2% / 14.0% with 128x128 only)
+TENSOR_TILES = ((128, 128), (128, 64), (64, 128), (64, 64))
+
+
+def gemm_wave(gemm: tuple[int, int, int, int] | None, precision: str, sm_count: int) -> float:
+    """Share of the SMs a GEMM keeps busy: the best wave efficiency over the output tiles a library may pick
+    (TENSOR_TILES on tensor cores, SIMT_TILE squares for fp32). Ignores: a smaller tile's lower operand reuse."""
+    if gemm is None:
+        return 1.0
+    b, m, n, k = gemm
+    tiles = ((SIMT_TILE, SIMT_TILE),) if precision == "fp32" else TENSOR_TILES
+    return max(wave_efficiency(b * math.ceil(m / tm) * math.ceil(n / tn), sm_count, k) for tm, tn in tiles)
+
+
+def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
+    """Executed over algorithmic FLOPs of a tiled GEMM (partial tiles run in full): >= 1."""
+    if gemm is None:
+        return 1.0
+    from ..graph.traffic import padded_gemm_flops
+
+    b, m, n, k = gemm
+    useful = 2.0 * b * m * n * k
+    return padded_gemm_flops(gemm) / useful if useful > 0 else 1.0
+
+
+def walk_waves(walk: tuple[int, int] | None, sm_count: int) -> int:
+    """Waves of a block-walk kernel (OpWork.channel_walk): ceil(blocks / SMs). Ignores: several blocks per SM."""
+    return math.ceil(walk[0] / sm_count) if walk else 0
+
+
+def channel_walk_units(walk: tuple[int, int] | None, sm_count: int) -> float:
+    """Bytes one SM walks in a block-walk kernel (OpWork.channel_walk): ceil(blocks / SMs) x bytes per block."""
+    return walk_waves(walk, sm_count) * walk[1] if walk else 0.0
+
+
+def hidden_bytes(cost: OpCost, bytes_of: str) -> float:
+    """Bytes the hidden kernels around a node move, by their ``bytes_of`` ("none", "input": the node's activation
+    inputs, "output", or both), each read and written (the share the kernels move: model.hidden_bytes_share)."""
+    w = cost.work
+    data_in = sum(v for k, v in w.input_bytes.items()) - w.weight_bytes
+    if bytes_of == "none":
+        return 0.0
+    if bytes_of == "input":
+        return 2.0 * max(data_in, 0.0)
+    if bytes_of == "output":
+        return 2.0 * w.bytes_written
+    return 2.0 * (max(data_in, 0.0) + w.bytes_written)

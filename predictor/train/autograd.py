@@ -22,8 +22,10 @@ Linear in the number of nodes.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from math import prod
 from typing import Mapping, Sequence
 
+from ..graph.registry import STORAGE_VIEWS, op_traits
 from ..graph.runtime import ABSORBED
 from ..precision import FLOAT_DTYPES, PrecisionPolicy
 from ..types import Node, OpWork, TensorInfo, frozen_map
@@ -37,7 +39,6 @@ FUSED_KEYS: Mapping[str, str] = frozen_map({
 })
 BIAS_EPILOGUE_NOTE = "bias add in the GEMM epilogue"
 _TAIL_OPS = frozenset({"Add", "Transpose", "Reshape"})  # absorbed ops a fused kernel's output may pass through
-_VIEW_OPS = frozenset({"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"})
 
 
 @dataclass(frozen=True)
@@ -88,13 +89,6 @@ def _is_float(t: TensorInfo | None) -> bool:
     return t is not None and t.dtype in FLOAT_DTYPES
 
 
-def _numel(t: TensorInfo) -> int:
-    n = 1
-    for d in t.shape or ():
-        n *= d
-    return n
-
-
 def build(seq: Sequence[tuple[Node, OpWork, PrecisionPolicy]], graph_inputs: Sequence[TensorInfo],
           graph_outputs: Sequence[TensorInfo], seeds: frozenset = frozenset()) -> AutogradGraph:
     """``seeds``: tensors that require a gradient besides the parameters' descendants (a Loop's carried state,
@@ -120,7 +114,8 @@ def build(seq: Sequence[tuple[Node, OpWork, PrecisionPolicy]], graph_inputs: Seq
     def resolve(name: str) -> str:
         for _ in range(64):  # look through absorbed views (head transposes) to the tensor that exists
             p = producer.get(name)
-            if p is None or p.name not in absorbed or p.op_type not in _VIEW_OPS or not p.inputs or p.inputs[0] is None:
+            if p is None or p.name not in absorbed or op_traits(p.op_type).view not in STORAGE_VIEWS or not p.inputs \
+                    or p.inputs[0] is None:
                 return name
             alias[name] = p.inputs[0].name
             name = p.inputs[0].name
@@ -191,7 +186,7 @@ def build(seq: Sequence[tuple[Node, OpWork, PrecisionPolicy]], graph_inputs: Seq
             t = op.node.inputs[i]
             if t is None or t.name in params or t.name in input_names or not t.is_initializer or t.name in made:
                 continue
-            if _numel(t) <= 1 or t.shape is None or constant_derived(t.name):
+            if prod(t.shape or ()) <= 1 or t.shape is None or constant_derived(t.name):
                 continue
             params[t.name] = t
     # requires_grad, forward

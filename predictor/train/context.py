@@ -6,7 +6,7 @@ from typing import Any, Iterable
 from ..graph.context import OpContext
 from ..graph.ops._common import attr as _attr
 from ..precision import PrecisionPolicy
-from ..types import Node, OpWork, TensorInfo
+from ..types import DEFAULT_OPSET, Node, OpWork, TensorInfo
 from .kernel import Kernel, grad_of, make_work, nbytes, numel
 
 
@@ -19,7 +19,7 @@ class BackwardContext:
     """
 
     def __init__(self, node: Node, work: OpWork, policy: PrecisionPolicy, needs: tuple[bool, ...],
-                 grad_outs: tuple[TensorInfo | None, ...], params: frozenset = frozenset(), opset: int = 21):
+                 grad_outs: tuple[TensorInfo | None, ...], params: frozenset = frozenset(), opset: int = DEFAULT_OPSET):
         self.node = node
         self.work = work
         self.policy = policy

@@ -10,6 +10,7 @@ kernel does (dgrad, wgrad, dA, dB, reduce, apply, accumulate, ...). Gradient ten
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import prod
 from typing import Iterable, Mapping
 
 from ..precision import PrecisionPolicy
@@ -29,10 +30,8 @@ def grad_of(t: TensorInfo, dtype: str | None = None) -> TensorInfo:
 
 
 def numel(t: TensorInfo) -> int:
-    n = 1
-    for d in t.shape or ():
-        n *= d
-    return n
+    """Elements of ``t`` (1 for an unknown shape: no data counted)."""
+    return prod(t.shape or ())
 
 
 def nbytes(t: TensorInfo, policy: PrecisionPolicy) -> float:

@@ -60,7 +60,7 @@ def capacity_text(m, profile: MachineProfile) -> str:
 
 
 def to_table(pred: TrainingPrediction, profile: MachineProfile, top: int = 15) -> str:
-    from ..report import _si, _time, totals_lines
+    from ..table import si_text as _si, time_text as _time, totals_lines
 
     lines = []
     total = pred.total_time_s or 1.0
@@ -113,7 +113,7 @@ def to_table(pred: TrainingPrediction, profile: MachineProfile, top: int = 15) -
 
 def to_csv(pred: TrainingPrediction) -> str:
     """predictor/report.py's CSV with a ``phase`` column."""
-    from ..report import CSV_COLUMNS
+    from ..table import CSV_COLUMNS
 
     buf = io.StringIO()
     w = csv_writer(buf)  # csv quoting, formula prefixes neutralised, control characters removed

@@ -1,6 +1,7 @@
 """One training step from the forward graph: forward (training mode) + loss + backward + optimizer.
 
-    forward   predict.predict_graph's costed ops (every forward pass and the runtime's fusions apply), with
+    forward   the costed ops of predict.prepare_graph's graph, as predict_graph costs them (autocast, the graph
+              passes and the runtime's fusions apply; the backward sees the same prepared nodes), with
               the training-mode rewrites of train/forward.py; then the loss's forward kernels
     backward  the loss's backward, then each forward op's backward rule (train/rules) in reverse order, with
               an accumulation kernel (Add) wherever a tensor receives more than one gradient
@@ -22,8 +23,8 @@ from ..graph.loader import Graph, load
 from ..graph.traffic import traffic_for
 from ..machine.profile import MachineProfile
 from ..precision import PrecisionPolicy, policy as get_policy
-from ..predict import predict_graph
-from ..types import Node, OpWork, PredictorError, TensorInfo, frozen_map
+from ..predict import PreparedGraph, predict_prepared, prepare_graph
+from ..types import DEFAULT_OPSET, Node, OpWork, PredictorError, TensorInfo, frozen_map
 from . import autograd, loops, memory as mem
 from .context import BackwardContext
 from .forward import training_forward
@@ -58,30 +59,16 @@ class StepPlan:
     body_repeats: Mapping[str, int] = field(default_factory=frozen_map)  # forward node -> iterations (train/loops.py)
 
 
-def _runtime_nodes(graph: Graph, pol: PrecisionPolicy, optimize=()) -> tuple[tuple[Node, ...], Mapping]:
-    """The nodes predict_graph costs: autocast's graph (with its casts) under a mixed precision, then the
-    graph optimisation passes, in predict_graph's order."""
-    from ..amp import autocast, is_mixed
-
-    node_pol: Mapping = {}
-    if is_mixed(pol.name):
-        mixed = autocast(graph, pol.name)
-        graph, node_pol = mixed.graph, mixed.node_policy
-    if optimize:
-        from ..optimize import apply_passes, resolve
-
-        passes = resolve(optimize)
-        if passes:
-            graph = apply_passes(graph, passes)
-    return tuple(graph.nodes), node_pol
-
-
 def plan_step(graph: Graph, forward_ops, pol: PrecisionPolicy, optimizer: str, impl: str, loss: str,
-              optimize=()) -> StepPlan:
+              optimize=(), prepared: PreparedGraph | None = None) -> StepPlan:
+    """The step's kernels around ``forward_ops``, the costed forward of ``prepared`` (predict.prepare_graph of
+    ``graph`` under ``pol`` and ``optimize``: the nodes the forward costed; prepared here when not given)."""
     tp = train_precision(pol)
-    nodes, node_pol = _runtime_nodes(graph, pol, optimize)
-    by_name = {n.name: n for n in nodes}
-    opset = graph.opset or 21
+    if prepared is None:
+        prepared = prepare_graph(graph, pol, optimize)
+    node_pol = prepared.node_policy
+    by_name = {n.name: n for n in prepared.graph.nodes}
+    opset = graph.opset or DEFAULT_OPSET
     seq, extra = [], {}
     missing: dict[str, int] = {}
     for op in forward_ops:
@@ -227,8 +214,9 @@ def predict_training_graph(graph: Graph, profile: MachineProfile, precision: str
     pol = get_policy(precision)
     train_precision(pol)
     cal = calibration or Uncalibrated()
-    fwd = predict_graph(graph, profile, precision, cal, strict=False, batch=batch, optimize=optimize)
-    plan = plan_step(graph, fwd.ops, pol, optimizer, impl, loss, optimize)
+    prepared = prepare_graph(graph, pol, optimize)
+    fwd = predict_prepared(prepared, profile, pol, cal, strict=False, batch=batch)
+    plan = plan_step(graph, fwd.ops, pol, optimizer, impl, loss, prepared=prepared)
     unsupported = dict(fwd.unsupported)
     for k, v in plan.unsupported.items():
         unsupported[k] = unsupported.get(k, 0) + v
@@ -259,10 +247,10 @@ def predict_training_graph(graph: Graph, profile: MachineProfile, precision: str
     if max_batch_graph is not None and batch and not unsupported:  # with work missing, no claim is made
         other = _batch_of(max_batch_graph)
         if other and other != batch:
-            fwd2 = predict_graph(max_batch_graph, profile, precision, Uncalibrated(), strict=False, batch=other,
-                                 optimize=optimize)
-            _, trace2 = estimate_memory(plan_step(max_batch_graph, fwd2.ops, pol, optimizer, impl, loss, optimize),
-                                        profile)
+            prepared2 = prepare_graph(max_batch_graph, pol, optimize)
+            fwd2 = predict_prepared(prepared2, profile, pol, Uncalibrated(), strict=False, batch=other)
+            _, trace2 = estimate_memory(plan_step(max_batch_graph, fwd2.ops, pol, optimizer, impl, loss,
+                                                  prepared=prepared2), profile)
             memory = replace(memory, max_batch=mem.max_batch(batch, trace, other, trace2, memory.usable_bytes))
     notes = tuple(getattr(fwd, "notes", ()))
     notes += tuple(f"graph optimisation pass {p} applied to the forward" for p in fwd.optimizations)

@@ -12,7 +12,7 @@ deeplabv3 (training) and deepcam_lite, efficientnet_b0 (held-out): 72 training a
 """
 import pytest
 
-from calibration.accuracy import amp_tables, evaluate, evaluate_amp, tables
+from calibration.evaluate.accuracy import amp_tables, evaluate, evaluate_amp, tables
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,9 @@
-"""The published nccl-tests rows and their size-by-size comparison (calibration/nccl_tests_accuracy.py)."""
+"""The published nccl-tests rows and their size-by-size comparison (calibration/evaluate/nccl_tests_accuracy.py)."""
 import re
 
 import pytest
 
-from calibration import nccl_tests_accuracy as nt
+from calibration.evaluate import nccl_tests_accuracy as nt
 from predictor.types import PredictorError
 
 DOC = nt.load()

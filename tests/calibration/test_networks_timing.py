@@ -32,7 +32,7 @@ def test_compare_programs():
 
 
 def test_reference_time_rules():
-    r = timing.CaseResult("n", "fp16", 1, replay_median_s=1e-3, kernel_sum_eager_s=0.9e-3,
+    r = timing.TimingCaseResult("n", "fp16", 1, replay_median_s=1e-3, kernel_sum_eager_s=0.9e-3,
                           n_kernels_eager=100, program_differs=False)
     timing.reference_time(r)
     assert r.reference_time_s == 1e-3 and r.reference_source == "replay_median"
@@ -40,7 +40,7 @@ def test_reference_time_rules():
     timing.reference_time(r)
     assert r.reference_time_s == pytest.approx(0.9e-3 + 100 * 0.45e-6)
     assert r.reference_source == "eager_kernel_sum+launch"
-    empty = timing.CaseResult("n", "fp16", 1, replay_median_s=1e-3, kernel_sum_eager_s=0.0,
+    empty = timing.TimingCaseResult("n", "fp16", 1, replay_median_s=1e-3, kernel_sum_eager_s=0.0,
                               n_kernels_eager=0, program_differs=True)
     timing.reference_time(empty)           # no kernel list (profiler trouble): fall back to the replay
     assert empty.reference_time_s == 1e-3 and empty.reference_source == "replay_median_unverified"
@@ -76,10 +76,10 @@ def test_kernel_csv_appends(tmp_path):
 def test_summary_table():
     from dataclasses import asdict
 
-    ok = timing.CaseResult("resnet50", "fp16", 1, replay_medians_s=[1e-3, 1.01e-3, 1.02e-3],
+    ok = timing.TimingCaseResult("resnet50", "fp16", 1, replay_medians_s=[1e-3, 1.01e-3, 1.02e-3],
                            reference_time_s=1.01e-3, eager_median_s=2e-3, n_kernels_eager=120,
                            program_differs=False)
-    bad = timing.CaseResult("resnet50", "fp16", 32, error="[warmup] OutOfMemoryError: CUDA out of memory")
+    bad = timing.TimingCaseResult("resnet50", "fp16", 32, error="[warmup] OutOfMemoryError: CUDA out of memory")
     table = timing.summary_table([asdict(ok), asdict(bad)], (1, 32))
     assert "resnet50" in table and "1.010" in table and "ERR" in table and "1 with errors" in table
 

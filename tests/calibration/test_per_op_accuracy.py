@@ -5,7 +5,7 @@ the current figure (calibration/data/h200/accuracy/per_op.md).
 """
 import pytest
 
-from calibration.per_op_accuracy import evaluate, markdown
+from calibration.evaluate.per_op_accuracy import evaluate, markdown
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from calibration.published_accuracy import CSV, predict_rows, read_latency_rows, read_rows, summary
+from calibration.evaluate.published_accuracy import CSV, predict_rows, read_latency_rows, read_rows, summary
 from predictor.machine.profile import load_profile
 
 REPO = Path(__file__).resolve().parents[2]

@@ -3,7 +3,7 @@ from collections import Counter
 
 import pytest
 
-from calibration.published_graphs import CONFIGS, build
+from calibration.evaluate.published_graphs import CONFIGS, build
 from predictor.graph.loader import load_model_proto
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
@@ -46,11 +46,11 @@ def test_kernels_per_layer_are_the_eager_ones():
 
 def test_dropout_is_free_in_inference_and_a_kernel_in_training():
     from predictor.fitted import bundled_calibration
-    from predictor.predict import predict_graph
+    from predictor.train import predict_training_graph
 
     prof = load_profile("h200")
     g = load_model_proto(build("opt_13", 16, training=True), batch=1)
-    step = predict_graph(g, prof, "fp32", bundled_calibration(prof), batch=1, mode="train", loss="cross_entropy")
+    step = predict_training_graph(g, prof, "fp32", bundled_calibration(prof), batch=1, loss="cross_entropy")
     drops = [o for o, ph in zip(step.ops, step.op_phases) if ph == "forward" and o.cost.op_type == "Dropout"]
     assert len(drops) == 2 * CONFIGS["opt_13"].layers and all(o.cost.kernels == 1 for o in drops)
     _, costs = _costs("opt_13", 16, 1)

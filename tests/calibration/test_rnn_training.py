@@ -1,10 +1,10 @@
 """calibration/training/rnn_steps.py (grid, CSV round trip, a CPU dry run where torch is installed) and
-calibration/rnn_training_accuracy.py (the exported-like LSTM/GRU graphs, errors against a CSV)."""
+calibration/evaluate/rnn_training_accuracy.py (the exported-like LSTM/GRU graphs, errors against a CSV)."""
 import math
 
 import pytest
 
-from calibration import rnn_training_accuracy as acc
+from calibration.evaluate import rnn_training_accuracy as acc
 from calibration.training import rnn_steps
 from predictor.graph.loader import load_model_proto
 from predictor.machine.profile import load_profile

@@ -1,10 +1,11 @@
-"""The published scaling figures and the model's errors against them (python -m calibration.scaling_accuracy)."""
+"""The published scaling figures and the model's errors against them
+(python -m calibration.evaluate.scaling_accuracy)."""
 import json
 import os
 
 import pytest
 
-from calibration import scaling_accuracy as sa
+from calibration.evaluate import scaling_accuracy as sa
 
 CHECKS = json.load(open(sa.TABLE))["checks"]
 RESULTS = {r["id"]: r for r in json.load(open(sa.OUT + ".json"))["rows"]}

@@ -1,8 +1,9 @@
-"""calibration/training_accuracy.py: measured-field preference, tolerance of new fields, one network scored."""
+"""calibration/evaluate/training_accuracy.py: measured-field preference, tolerance of new fields, one network scored."""
 import math
 
-from calibration.training_accuracy import capture_differs_networks, eager_program_times, evaluate, gpu_reference, \
-    markdown, summaries
+from calibration.evaluate.training_accuracy import (
+    capture_differs_networks, eager_program_times, evaluate, gpu_reference, markdown, summaries,
+)
 
 
 def test_prefers_a_cuda_graph_time_and_falls_back_to_the_kernel_sum():

@@ -1,5 +1,5 @@
-"""calibration/training_ncu.py: phases of the committed ncu training-step samples against --mode train."""
-from calibration.training_ncu import evaluate, kernel_phases, markdown
+"""calibration/evaluate/training_ncu.py: phases of the committed ncu training-step samples against --mode train."""
+from calibration.evaluate.training_ncu import evaluate, kernel_phases, markdown
 
 
 class _K:

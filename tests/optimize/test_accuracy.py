@@ -1,10 +1,10 @@
-"""Recompute the --optimize accuracy (calibration/optimize_accuracy.py) from the committed inputs: the measured
+"""Recompute the --optimize accuracy (calibration/evaluate/optimize_accuracy.py) from the committed inputs: the measured
 TorchInductor speedups (calibration/data/h200/whatif/inductor) and the committed graphs; guard the target."""
 import json
 
 import pytest
 
-from calibration.optimize_accuracy import OUT, TARGET, evaluate
+from calibration.evaluate.optimize_accuracy import OUT, TARGET, evaluate
 
 COMMITTED = json.loads((OUT / "optimize_accuracy.json").read_text())
 
@@ -34,4 +34,4 @@ def test_committed_summary_is_consistent():
     s = COMMITTED["summary"]
     assert s["n"] == len(rows) and s["mean_abs_error"] == pytest.approx(sum(errs) / len(errs))
     assert s["worst_abs_error"] == pytest.approx(max(errs))
-    assert COMMITTED["provenance"]["command"].startswith("python -m calibration.optimize_accuracy")
+    assert COMMITTED["provenance"]["command"].startswith("python -m calibration.evaluate.optimize_accuracy")

@@ -17,9 +17,9 @@ FORBIDDEN_ATTRS = {"import_module", "exec_module", "spec_from_file_location", "l
 
 # (file, name): why the use is not code from a data file
 ALLOWED = {
-    ("predictor/graph/loader.py", "spec_from_file_location"):
+    ("predictor/graph/onnx_proto.py", "spec_from_file_location"):
         "loads onnx's own generated onnx_ml_pb2.py (a fixed file of the installed onnx package), not data",
-    ("predictor/graph/loader.py", "exec_module"): "the same onnx_ml_pb2 module",
+    ("predictor/graph/onnx_proto.py", "exec_module"): "the same onnx_ml_pb2 module",
     ("predictor/measure/ert/sweep.py", "load_module"):
         "kernels.load_module compiles the CUDA source that predictor/measure/ert/kernels.py generates (CuPy RawModule)",
     ("predictor/measure/ert/gemm.py", "load_module"): "the same, for the WMMA kernel source",

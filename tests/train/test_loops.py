@@ -4,7 +4,7 @@ from onnx import TensorProto, helper
 
 from predictor.graph.loader import load_model_proto
 from predictor.machine.profile import load_profile
-from predictor.predict import predict_graph
+from predictor.train import predict_training_graph
 from tests.helpers import make_model
 
 H = 256
@@ -29,7 +29,7 @@ def _loop_model(trips):
 
 
 def _train(model):
-    return predict_graph(load_model_proto(model), load_profile("h200"), mode="train")
+    return predict_training_graph(load_model_proto(model), load_profile("h200"))
 
 
 def _kernels(pred, phase, name_part):

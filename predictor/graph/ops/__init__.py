@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (imported for their @register side effects)
     elementwise,
     fused,
     llm,
+    loss,
     matmul,
     normalization,
     pooling,

@@ -30,8 +30,9 @@ naming the node. Formulas read attributes with :func:`attr` (schema defaults wit
 from __future__ import annotations
 
 from dataclasses import replace
+from math import prod  # noqa: F401  (the one product of dims; formulas import it from here)
 from functools import wraps
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..context import OpContext, ShapeUnknown
 from ..registry import Formula
@@ -43,13 +44,6 @@ TRANSCENDENTAL = 4
 SIGMOID = TRANSCENDENTAL + 2  # 6
 TANH = TRANSCENDENTAL  # 4
 INT64_BYTES = 8  # PyTorch index tensors (argmax, max-pool indices, topk indices) are int64
-
-
-def prod(xs: Iterable[int]) -> int:
-    n = 1
-    for x in xs:
-        n *= x
-    return n
 
 
 def norm_axis(axis: int, rank: int) -> int:
@@ -175,7 +169,10 @@ def weight_bytes_of(node: Node, work: OpWork) -> float:
 
 
 def with_load_time_rules(formula: Formula) -> Formula:
-    """``formula`` with the two rules of the module docstring: folded nodes are free; weight_bytes."""
+    """``formula`` with the two rules of the module docstring: folded nodes are free; weight_bytes.
+    A formula that has them already (a second registration of it) is returned as it is."""
+    if getattr(formula, "_load_time_rules", False):
+        return formula
 
     @wraps(formula)
     def wrapped(ctx: OpContext) -> OpWork:
@@ -201,13 +198,17 @@ def with_load_time_rules(formula: Formula) -> Formula:
         w = weight_bytes_of(node, work) if n_init else 0.0
         return work if w == work.weight_bytes else replace(work, weight_bytes=w)
 
+    wrapped._load_time_rules = True  # type: ignore[attr-defined]
     return wrapped
 
 
-def register(*op_types: str, domain: str = "") -> Callable[[Formula], Formula]:
-    """:func:`registry.register` of ``fn`` with the load-time rules applied (see the module docstring)."""
+def register(*op_types: str, cls: str, domain: str = "", autocast: str = "follow", view: str | None = None,
+             recurrent: bool = False) -> Callable[[Formula], Formula]:
+    """:func:`registry.register` of ``fn`` with the load-time rules applied (see the module docstring), and the
+    traits of ``op_types`` (registry.OpTraits). Registrations of one formula stack (ops that differ in a trait)."""
 
     def deco(fn: Formula) -> Formula:
-        return _register(*op_types, domain=domain)(with_load_time_rules(fn))
+        return _register(*op_types, cls=cls, domain=domain, autocast=autocast, view=view,
+                         recurrent=recurrent)(with_load_time_rules(fn))
 
     return deco

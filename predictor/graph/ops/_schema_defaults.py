@@ -2,7 +2,7 @@
 
 Generated from ``onnx.defs`` (onnx 1.23.2) for the op types that have a cost formula, shape function or
 folder, so that reading a default does not import the onnx package (~0.3 s with numpy). Regenerate
-with ``python benchmarks/gen_schema_defaults.py`` after adding ops or moving to a newer onnx.
+with ``python scripts/gen_schema_defaults.py`` after adding ops or moving to a newer onnx.
 ``schema_defaults`` returns None for anything not in the table: the caller then asks onnx.defs.
 """
 from __future__ import annotations

@@ -11,6 +11,6 @@ from ..registry import register
 from ...types import OpWork
 
 
-@register("AmpCast", domain="ai.predictor")
+@register("AmpCast", cls="copy", domain="ai.predictor")
 def amp_cast(ctx: OpContext) -> OpWork:
     return ctx.work(kernels=1, notes=(f"autocast cast to {ctx.output(0).dtype}",))

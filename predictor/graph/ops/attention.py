@@ -45,7 +45,7 @@ def attention_dims(ctx: OpContext) -> tuple[int, int, int, int, int, int]:
     return b, hq, sq, skv, d, dv
 
 
-@register("Attention")
+@register("Attention", cls="attention", autocast="low")
 def attention(ctx: OpContext) -> OpWork:
     """Fused SDPA: MATMUL 2*scores*(D + Dv); VECTOR ~10 per score; 1 kernel (+2 KV-cache concats)."""
     b, hq, sq, skv, d, dv = attention_dims(ctx)
@@ -67,7 +67,7 @@ def attention(ctx: OpContext) -> OpWork:
                     bytes_written=max(ctx.all_out_bytes(), present + ctx.out_bytes(0)))
 
 
-@register("RotaryEmbedding")
+@register("RotaryEmbedding", cls="elementwise")
 def rotary_embedding(ctx: OpContext) -> OpWork:
     """3 FLOPs per rotated element; 5 eager kernels (+1 for a partial rotation)."""
     x = ctx.in_shape(0)

@@ -70,7 +70,7 @@ def conv_transpose_gemm(x_shape: tuple[int, ...], w_shape: tuple[int, ...],
     return (groups, x_shape[0] * prod(x_shape[2:]), prod(w_shape[1:]), w_shape[0] // groups)
 
 
-@register("Conv")
+@register("Conv", cls="conv", autocast="low")
 def conv(ctx: OpContext) -> OpWork:
     """Conv: MATMUL 2*out*(Cin/g)*prod(k); +1 bias kernel (out read+write) unless depthwise."""
     x_shape, w_shape = ctx.in_shape(0), ctx.in_shape(1)
@@ -86,7 +86,7 @@ def conv(ctx: OpContext) -> OpWork:
                            ctx.in_bytes(0) + ctx.in_bytes(1))
 
 
-@register("ConvTranspose")
+@register("ConvTranspose", cls="conv", autocast="low")
 def conv_transpose(ctx: OpContext) -> OpWork:
     """ConvTranspose: MATMUL 2*in*(Cout/g)*prod(k) (cuDNN dgrad kernel); +1 bias kernel."""
     x_shape, w_shape = ctx.in_shape(0), ctx.in_shape(1)
@@ -110,7 +110,7 @@ def _with_bias_pass(ctx: OpContext, flops: int, bias_flops: int, notes: tuple[st
                     gemm_operand_bytes=operand_bytes)
 
 
-@register("ConvInteger")
+@register("ConvInteger", cls="conv")
 def conv_integer(ctx: OpContext) -> OpWork:
     """ConvInteger (x, w, x_zero_point, w_zero_point): the Conv count on the int8 path, 1 kernel."""
     x_shape, w_shape = ctx.in_shape(0), ctx.in_shape(1)
@@ -120,7 +120,7 @@ def conv_integer(ctx: OpContext) -> OpWork:
                     gemm_operand_bytes=ctx.in_bytes(0) + ctx.in_bytes(1))
 
 
-@register("QLinearConv")
+@register("QLinearConv", cls="conv")
 def qlinear_conv(ctx: OpContext) -> OpWork:
     """QLinearConv (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B): one fused int8 kernel.
 

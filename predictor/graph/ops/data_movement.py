@@ -29,7 +29,7 @@ from ._common import (INT64_BYTES, attr, host_constant, in_elem_bytes, input_rea
                       register, str_attr, with_input_reads, work_plan)
 
 
-@register("Concat")
+@register("Concat", cls="copy")
 def concat(ctx: OpContext) -> OpWork:
     """torch.cat: 1 kernel, 0 FLOPs, compulsory bytes; free when folded shape arithmetic."""
     if host_constant(ctx):
@@ -37,7 +37,7 @@ def concat(ctx: OpContext) -> OpWork:
     return ctx.work()
 
 
-@register("Split")
+@register("Split", cls="copy")
 def split(ctx: OpContext) -> OpWork:
     """1 copy kernel writing every output (NB: views in PyTorch); reads the input once."""
     if host_constant(ctx) or (len(ctx.node.outputs) == 1 and ctx.out_shape(0) == ctx.in_shape(0)):
@@ -45,7 +45,7 @@ def split(ctx: OpContext) -> OpWork:
     return ctx.work()
 
 
-@register("Slice")
+@register("Slice", cls="copy")
 def slice_(ctx: OpContext) -> OpWork:
     """1 copy kernel (NB: a view in PyTorch) reading only the sliced elements; free if a no-op."""
     if host_constant(ctx) or ctx.out_shape() == ctx.in_shape(0):
@@ -64,19 +64,20 @@ def _gather_work(ctx: OpContext, data_idx: int = 0) -> OpWork:
     return with_input_reads(ctx.work(bytes_read=gathered + others), input_reads(ctx, {data_idx: gathered}))
 
 
-@register("Gather")
+@register("Gather", cls="copy")
 def gather(ctx: OpContext) -> OpWork:
     """index_select / embedding: 1 kernel; reads the gathered rows and the indices only."""
     return _gather_work(ctx)
 
 
-@register("GatherElements", "GatherND")
+@register("GatherElements", "GatherND", cls="copy")
 def gather_elements(ctx: OpContext) -> OpWork:
     """torch.gather / advanced indexing: 1 kernel; reads the gathered elements and the indices."""
     return _gather_work(ctx)
 
 
-@register("ScatterND", "ScatterElements", "Scatter")
+@register("ScatterND", "ScatterElements", cls="copy")
+@register("Scatter", cls="elementwise")  # the opset-9 name of ScatterElements, classed apart
 def scatter(ctx: OpContext) -> OpWork:
     """clone(data) then scatter/index_put_ of the updates: 2 kernels.
 
@@ -96,7 +97,7 @@ def transpose_is_view(shape: tuple[int, ...], perm: tuple[int, ...]) -> bool:
     return moved == sorted(moved)
 
 
-@register("Transpose")
+@register("Transpose", cls="copy", view="transpose")
 def transpose(ctx: OpContext) -> OpWork:
     """permute + contiguous: 1 copy kernel; free when only size-1 dims move."""
     shape = ctx.in_shape(0)
@@ -106,7 +107,7 @@ def transpose(ctx: OpContext) -> OpWork:
     return ctx.work()
 
 
-@register("Pad")
+@register("Pad", cls="copy")
 def pad(ctx: OpContext) -> OpWork:
     """constant: fill (writes Y) + copy of X into it (2 kernels); reflect/edge/wrap: 1 kernel.
 
@@ -120,7 +121,7 @@ def pad(ctx: OpContext) -> OpWork:
     return work_plan(ctx, [(others, ctx.out_bytes()), (x_b, x_b)])
 
 
-@register("Tile")
+@register("Tile", cls="copy")
 def tile(ctx: OpContext) -> OpWork:
     """torch.repeat: 1 kernel, reads X once, writes the output."""
     if host_constant(ctx):
@@ -128,7 +129,7 @@ def tile(ctx: OpContext) -> OpWork:
     return ctx.work()
 
 
-@register("Expand")
+@register("Expand", cls="copy")
 def expand(ctx: OpContext) -> OpWork:
     """1 copy kernel reading X once (NB: a stride-0 view in PyTorch); free if the shape is unchanged."""
     if host_constant(ctx) or ctx.out_shape() == ctx.in_shape(0):
@@ -136,13 +137,14 @@ def expand(ctx: OpContext) -> OpWork:
     return ctx.work()
 
 
-@register("DepthToSpace", "SpaceToDepth")
+@register("DepthToSpace", "SpaceToDepth", cls="copy")
 def depth_to_space(ctx: OpContext) -> OpWork:
     """reshape + permute + reshape (pixel_shuffle): 1 copy kernel, compulsory bytes."""
     return ctx.work()
 
 
-@register("CumSum", "CumProd")
+@register("CumSum", cls="copy", autocast="fp32")
+@register("CumProd", cls="elementwise")
 def cumulative(ctx: OpContext) -> OpWork:
     """1 FLOP per element; 1 scan kernel, + flip before and after when ``reverse``, + a subtract
     (divide for CumProd) when ``exclusive``."""
@@ -159,7 +161,7 @@ def cumulative(ctx: OpContext) -> OpWork:
     return work_plan(ctx, passes, vector_flops=flops)
 
 
-@register("Range")
+@register("Range", cls="copy")
 def range_(ctx: OpContext) -> OpWork:
     """torch.arange: 1 kernel, start + i * delta = one FMA (2 FLOPs) per element; the scalar
     inputs are read on the host (0 bytes read)."""
@@ -167,13 +169,13 @@ def range_(ctx: OpContext) -> OpWork:
     return with_input_reads(work, {})
 
 
-@register("Trilu")
+@register("Trilu", cls="copy")
 def trilu(ctx: OpContext) -> OpWork:
     """tril/triu: 1 kernel, one compare-select per element, compulsory bytes."""
     return ctx.work(vector_flops=ctx.out_numel())
 
 
-@register("OneHot")
+@register("OneHot", cls="copy")
 def one_hot(ctx: OpContext) -> OpWork:
     """F.one_hot: min and max checks on the indices (host sync), zeros, scatter: 4 kernels."""
     idx_b = ctx.in_bytes(0)
@@ -184,7 +186,7 @@ def one_hot(ctx: OpContext) -> OpWork:
     return work_plan(ctx, passes, vector_flops=2 * n_idx, reads={0: 3 * idx_b})
 
 
-@register("NonZero")
+@register("NonZero", cls="copy")
 def non_zero(ctx: OpContext) -> OpWork:
     """torch.nonzero: count, select, transpose (3 kernels, plus a device->host sync).
 
@@ -203,7 +205,7 @@ def non_zero(ctx: OpContext) -> OpWork:
     return work_plan(ctx, [(x_b, 0), (x_b, o_b), (o_b, o_b)], vector_flops=numel, notes=note, reads={0: 2 * x_b})
 
 
-@register("TopK")
+@register("TopK", cls="reduce")
 def top_k(ctx: OpContext) -> OpWork:
     """torch.topk: radix select (1 compare per element, reads X once, writes values and indices)
     + an in-place sort of the k results when ``sorted`` and k > 1: 1-2 kernels.

@@ -46,7 +46,7 @@ def _taps(mode: str, rank: int) -> int:
     return 2 ** rank
 
 
-@register("GridSample")
+@register("GridSample", cls="elementwise")
 def grid_sample(ctx: OpContext) -> OpWork:
     """2 FLOPs per tap per output element + 7 per coordinate per grid point; 1 kernel."""
     y = ctx.out_shape()
@@ -56,7 +56,7 @@ def grid_sample(ctx: OpContext) -> OpWork:
     return ctx.work(vector_flops=per * ctx.out_numel() + GRID_COORD_FLOPS * rank * grid_points)
 
 
-@register("RoiAlign")
+@register("RoiAlign", cls="elementwise")
 def roi_align(ctx: OpContext) -> OpWork:
     """(9 s^2 + 1) FLOPs per output element; 1 kernel; X read once at most."""
     s = int(attr(ctx, "sampling_ratio", 0) or 0) or ADAPTIVE_SAMPLES
@@ -67,7 +67,7 @@ def roi_align(ctx: OpContext) -> OpWork:
     return ctx.work(vector_flops=(s * s * (BILINEAR_FLOPS + 1) + 1) * out, bytes_read=x_read + others)
 
 
-@register("NonMaxSuppression")
+@register("NonMaxSuppression", cls="elementwise")
 def non_max_suppression(ctx: OpContext) -> OpWork:
     """Sort + all-pairs IoU per (batch, class): B C (N log2 N + 15 N (N-1)/2) FLOPs; 4 kernels."""
     b, n, _ = ctx.in_shape(0)
@@ -82,7 +82,7 @@ def non_max_suppression(ctx: OpContext) -> OpWork:
                            (mask_bytes, b * c * n), (read, out_bytes)], vector_flops=flops)
 
 
-@register("DeformConv")
+@register("DeformConv", cls="elementwise")
 def deform_conv(ctx: OpContext) -> OpWork:
     """Deformable im2col (8 FLOPs per column element, + 1 with a mask) + grouped GEMM (+ bias): 2-3 kernels."""
     x, w, y = ctx.in_shape(0), ctx.in_shape(1), ctx.out_shape()

@@ -77,25 +77,33 @@ def elementwise(flops_per_output_element: float, *, kernels: int = 1) -> Formula
     return formula
 
 
+# traits of the table's ops: torch.autocast runs these in float32 (its fp32 list; the others follow their inputs);
+# Where, a select, is charted and calibrated with the copies (class "copy"), the others are class "elementwise"
+AUTOCAST_FP32 = frozenset({"Pow", "Exp", "Log", "Reciprocal", "Softplus", "Cosh", "Sinh", "Tan", "Acos", "Asin",
+                           "Acosh", "Asinh", "Atanh"})
+COPY_CLASS = frozenset({"Where"})
+
+
 def _register_table(table: dict[str, int]) -> None:
-    by_cost: dict[int, list[str]] = {}
+    groups: dict[tuple[int, str, str], list[str]] = {}
     for op, flops in table.items():
-        by_cost.setdefault(flops, []).append(op)
-    for flops, ops in by_cost.items():
-        register(*ops)(elementwise(flops))
+        traits = ("copy" if op in COPY_CLASS else "elementwise", "fp32" if op in AUTOCAST_FP32 else "follow")
+        groups.setdefault((flops, *traits), []).append(op)
+    for (flops, cls, autocast), ops in groups.items():
+        register(*ops, cls=cls, autocast=autocast)(elementwise(flops))
 
 
 _register_table(ELEMENTWISE_FLOPS)
 
 
-@register("Gelu")
+@register("Gelu", cls="elementwise")
 def gelu(ctx: OpContext) -> OpWork:
     """Gelu (opset 20): 8 FLOPs per element (erf form) or 12 (``approximate='tanh'``); one kernel."""
     per = GELU_TANH_FLOPS if str_attr(ctx, "approximate", "none") == "tanh" else GELU_ERF_FLOPS
     return ctx.work(vector_flops=per * ctx.out_numel())
 
 
-@register("Sum", "Max", "Min", "Mean")
+@register("Sum", "Max", "Min", "Mean", cls="elementwise")
 def variadic(ctx: OpContext) -> OpWork:
     """Variadic Sum/Max/Min/Mean of n inputs, as PyTorch eager runs them: a chain of binary kernels.
 
@@ -122,7 +130,7 @@ def variadic(ctx: OpContext) -> OpWork:
     return ctx.work(vector_flops=flops, kernels=kernels, bytes_read=bytes_read, bytes_written=bytes_written)
 
 
-@register("Cast", "CastLike")
+@register("Cast", "CastLike", cls="copy")
 def cast(ctx: OpContext) -> OpWork:
     """Cast / CastLike: a conversion kernel with no arithmetic (0 FLOPs), compulsory bytes.
 

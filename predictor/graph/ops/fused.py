@@ -93,7 +93,8 @@ def _note(ctx: OpContext, what: str) -> tuple[str, ...]:
     return (f"{what}: {shown}",)
 
 
-@register(FUSED_ELEMENTWISE, FUSED_NORM, FUSED_SOFTMAX, FUSED_REDUCTION, domain=DOMAIN)
+@register(FUSED_ELEMENTWISE, FUSED_NORM, FUSED_SOFTMAX, domain=DOMAIN, cls="elementwise")
+@register(FUSED_REDUCTION, domain=DOMAIN, cls="reduce")
 def fused_pointwise(ctx: OpContext) -> OpWork:
     """One kernel for a tree of pointwise nodes (+ at most one norm/softmax/reduction): members' FLOPs."""
     members = _members(ctx)
@@ -104,7 +105,7 @@ def fused_pointwise(ctx: OpContext) -> OpWork:
                        notes=_note(ctx, "one fused kernel"))
 
 
-@register(FUSED_MATMUL, domain=DOMAIN)
+@register(FUSED_MATMUL, cls="gemm", domain=DOMAIN)
 def fused_matmul(ctx: OpContext) -> OpWork:
     """A matmul stage of SDPA's math path; fp32 on CUDA cores when it upcasts 16-bit storage."""
     f = member_flops(ctx, _members(ctx))
@@ -116,7 +117,7 @@ def fused_matmul(ctx: OpContext) -> OpWork:
     return _compulsory(ctx, mm, vec, notes=notes)
 
 
-@register(FUSED_CONV, domain=DOMAIN)
+@register(FUSED_CONV, cls="conv", domain=DOMAIN)
 def fused_conv(ctx: OpContext) -> OpWork:
     """Conv + bias + epilogue in one kernel: Conv FLOPs, +1 per output element for the bias, + epilogue."""
     x_shape, w_shape = ctx.in_shape(0), ctx.in_shape(1)
@@ -133,7 +134,7 @@ def fused_conv(ctx: OpContext) -> OpWork:
                        gemm_operand_bytes=ctx.in_bytes(0) + ctx.in_bytes(1))
 
 
-@register(FUSED_ATTENTION, domain=DOMAIN)
+@register(FUSED_ATTENTION, cls="attention", autocast="low", domain=DOMAIN)
 def fused_attention(ctx: OpContext) -> OpWork:
     """Flash-style attention: one kernel, q/k/v/mask read once, output written once; members' FLOPs."""
     f = member_flops(ctx, _members(ctx))

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ._common import SIGMOID, attr, in_elem_bytes, out_requested, register, work_plan
+from ._common import SIGMOID, attr, in_elem_bytes, out_requested, prod, register, work_plan
 from .elementwise import GELU_ERF_FLOPS, GELU_TANH_FLOPS
 from .normalization import LAYERNORM_FLOPS, RMSNORM_FLOPS
 from .softmax import SOFTMAX_FLOPS
@@ -42,13 +42,13 @@ MS = "com.microsoft"
 SWIGLU_FLOPS = SIGMOID + 3
 
 
-@register("SwiGLU")
+@register("SwiGLU", cls="elementwise")
 def swiglu(ctx: OpContext) -> OpWork:
     """9 FLOPs per element; 1 kernel, compulsory bytes."""
     return ctx.work(vector_flops=SWIGLU_FLOPS * ctx.out_numel())
 
 
-@register("TensorScatter")
+@register("TensorScatter", cls="elementwise")
 def tensor_scatter(ctx: OpContext) -> OpWork:
     """In-place cache write: reads the update (+ indices), writes it; the cache is not copied. 1 kernel."""
     upd = ctx.in_bytes(1)
@@ -57,10 +57,7 @@ def tensor_scatter(ctx: OpContext) -> OpWork:
 
 
 def _rows(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape[:-1]:
-        n *= d
-    return n
+    return prod(shape[:-1])
 
 
 def _skip_norm(ctx: OpContext, norm_flops: int) -> OpWork:
@@ -72,13 +69,13 @@ def _skip_norm(ctx: OpContext, norm_flops: int) -> OpWork:
     return w
 
 
-@register("SkipLayerNormalization", domain=MS)
+@register("SkipLayerNormalization", cls="norm", domain=MS)
 def skip_layer_norm(ctx: OpContext) -> OpWork:
     """(input + skip [+ bias]) then LayerNorm: 9 (+1 bias, -1 without beta) FLOPs per element; 1 kernel."""
     return _skip_norm(ctx, LAYERNORM_FLOPS if ctx.has_input(3) else LAYERNORM_FLOPS - 1)
 
 
-@register("SkipSimplifiedLayerNormalization", domain=MS)
+@register("SkipSimplifiedLayerNormalization", cls="norm", domain=MS)
 def skip_simplified_layer_norm(ctx: OpContext) -> OpWork:
     """(input + skip [+ bias]) then RMSNorm: 5 (+1 bias) FLOPs per element; 1 kernel."""
     return _skip_norm(ctx, RMSNORM_FLOPS)
@@ -90,29 +87,29 @@ def _simplified_layer_norm(ctx: OpContext) -> OpWork:
                     rows=_rows(ctx.in_shape(0)))
 
 
-register("SimplifiedLayerNormalization")(_simplified_layer_norm)
-register("SimplifiedLayerNormalization", domain=MS)(_simplified_layer_norm)
+register("SimplifiedLayerNormalization", cls="norm")(_simplified_layer_norm)
+register("SimplifiedLayerNormalization", cls="norm", domain=MS)(_simplified_layer_norm)
 
 
-@register("FastGelu", domain=MS)
+@register("FastGelu", cls="elementwise", domain=MS)
 def fast_gelu(ctx: OpContext) -> OpWork:
     """tanh Gelu 12 (+1 with a bias) per element; 1 kernel."""
     return ctx.work(vector_flops=(GELU_TANH_FLOPS + ctx.has_input(1)) * ctx.out_numel())
 
 
-@register("BiasGelu", domain=MS)
+@register("BiasGelu", cls="elementwise", domain=MS)
 def bias_gelu(ctx: OpContext) -> OpWork:
     """bias add 1 + erf Gelu 8 per element; 1 kernel."""
     return ctx.work(vector_flops=(GELU_ERF_FLOPS + 1) * ctx.out_numel())
 
 
-@register("QuickGelu", domain=MS)
+@register("QuickGelu", cls="elementwise", domain=MS)
 def quick_gelu(ctx: OpContext) -> OpWork:
     """x * sigmoid(alpha x): 8 per element; 1 kernel."""
     return ctx.work(vector_flops=(SIGMOID + 2) * ctx.out_numel())
 
 
-@register("RotaryEmbedding", domain=MS)
+@register("RotaryEmbedding", cls="elementwise", domain=MS)
 def ms_rotary_embedding(ctx: OpContext) -> OpWork:
     """3 FLOPs per rotated element; 1 kernel; cos/sin read as B x S rows of rot/2."""
     x = ctx.in_shape(0)
@@ -130,7 +127,7 @@ def _score_flops(scores: int, masked: bool) -> float:
     return (SOFTMAX_FLOPS + 1 + masked) * scores
 
 
-@register("Attention", domain=MS)
+@register("Attention", cls="attention", autocast="low", domain=MS)
 def ms_attention(ctx: OpContext) -> OpWork:
     """QKV GEMM + fused attention over past + S keys; 3 kernels (+1 with a past)."""
     b, s, hidden = ctx.in_shape(0)
@@ -154,7 +151,7 @@ def ms_attention(ctx: OpContext) -> OpWork:
     return work_plan(ctx, passes, matmul_flops=mm, vector_flops=b * s * qkv + _score_flops(scores, ctx.has_input(3)))
 
 
-@register("MultiHeadAttention", domain=MS)
+@register("MultiHeadAttention", cls="attention", autocast="low", domain=MS)
 def ms_multi_head_attention(ctx: OpContext) -> OpWork:
     """Fused attention, T = past + key length; 1 kernel (+1 bias, +2 past concats)."""
     q = ctx.in_shape(0)
@@ -184,7 +181,7 @@ def ms_multi_head_attention(ctx: OpContext) -> OpWork:
     return work_plan(ctx, passes, matmul_flops=2 * scores * (dq + dv), vector_flops=_score_flops(scores, masked))
 
 
-@register("GroupQueryAttention", domain=MS)
+@register("GroupQueryAttention", cls="attention", domain=MS)
 def group_query_attention(ctx: OpContext) -> OpWork:
     """Flash attention over the present KV cache, Hq query heads on Hkv KV heads; 2 kernels (+1 rotary)."""
     q = ctx.in_shape(0)

@@ -68,7 +68,7 @@ def matmul_gemm(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, int,
     return (batch, m, n, k), False
 
 
-@register("MatMul")
+@register("MatMul", cls="gemm", autocast="low")
 def matmul(ctx: OpContext) -> OpWork:
     """MatMul (numpy semantics): MATMUL 2 * out_numel * K; 1 kernel (+ broadcast copies).
 
@@ -97,7 +97,7 @@ def matmul(ctx: OpContext) -> OpWork:
                     gemm=gemm, gemm_operand_bytes=operand_bytes)
 
 
-@register("MatMulInteger")
+@register("MatMulInteger", cls="gemm")
 def matmul_integer(ctx: OpContext) -> OpWork:
     """MatMulInteger (A, B, a_zero_point, b_zero_point): MatMul's count on the int8 path, 1 kernel."""
     a, b = ctx.in_shape(0), ctx.in_shape(1)
@@ -106,7 +106,7 @@ def matmul_integer(ctx: OpContext) -> OpWork:
                     gemm_operand_bytes=ctx.in_bytes(0) + ctx.in_bytes(1))
 
 
-@register("QLinearMatMul")
+@register("QLinearMatMul", cls="gemm")
 def qlinear_matmul(ctx: OpContext) -> OpWork:
     """QLinearMatMul (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp): one fused int8 kernel.
 
@@ -119,7 +119,7 @@ def qlinear_matmul(ctx: OpContext) -> OpWork:
 
 
 # -------------------------------------------------------------------------------------------- Gemm
-@register("Gemm")
+@register("Gemm", cls="gemm", autocast="low")
 def gemm(ctx: OpContext) -> OpWork:
     """Gemm: Y = alpha * op(A) @ op(B) + beta * C.
 
@@ -240,7 +240,7 @@ def einsum_pair(a: str, b: str, keep: str, sizes: dict[str, int],
     return 2.0 * space, flops_vec, copies, out, gemm
 
 
-@register("Einsum")
+@register("Einsum", cls="gemm", autocast="low")
 def einsum(ctx: OpContext) -> OpWork:
     """Einsum: pairwise left-to-right contraction (torch.einsum without opt_einsum).
 

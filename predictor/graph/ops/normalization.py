@@ -45,7 +45,9 @@ from dataclasses import replace
 from ...types import OpWork
 from ..context import OpContext
 from ..opclass import bn_fp32_params
-from ._common import attr, input_reads, inputs_bytes, out_elem_bytes, register, with_input_reads, work_plan
+from ._common import (
+    attr, input_reads, inputs_bytes, out_elem_bytes, prod, register, with_input_reads, work_plan,
+)
 
 BN_INFERENCE_FLOPS = 2
 BN_TRAINING_FLOPS = 6
@@ -57,7 +59,7 @@ LRN_EXTRA_FLOPS = 13
 MVN_FLOPS = 5
 
 
-@register("BatchNormalization")
+@register("BatchNormalization", cls="norm")
 def batch_norm(ctx: OpContext) -> OpWork:
     """Inference: 2 FLOPs per element, 1 kernel. ``training_mode=1``: 6 per element, X read twice, and a thread block
     per channel walks the channel's N x spatial elements (``channel_walk``, in bytes: cuDNN's bn_fw_tr_1C11 kernels).
@@ -78,7 +80,7 @@ def batch_norm(ctx: OpContext) -> OpWork:
     return replace(work, channel_walk=(planes, int(ctx.in_bytes(0)) // planes))
 
 
-@register("LayerNormalization")
+@register("LayerNormalization", cls="norm", autocast="fp32")
 def layer_norm(ctx: OpContext) -> OpWork:
     """8 FLOPs per element (7 without bias), 1 kernel, compulsory bytes; ``rows`` = the product of the
     dimensions before ``axis`` (PyTorch launches a thread block per row)."""
@@ -86,19 +88,17 @@ def layer_norm(ctx: OpContext) -> OpWork:
     shape = ctx.in_shape(0)
     axis = int(attr(ctx, "axis", -1))
     axis = axis + len(shape) if axis < 0 else axis
-    rows = 1
-    for d in shape[:max(0, min(axis, len(shape)))]:
-        rows *= d
+    rows = prod(shape[:max(0, min(axis, len(shape)))])
     return ctx.work(vector_flops=per * ctx.in_numel(0), rows=rows)
 
 
-@register("RMSNormalization")
+@register("RMSNormalization", cls="norm")
 def rms_norm(ctx: OpContext) -> OpWork:
     """RMSNormalization (opset 23): 4 FLOPs per element, 1 kernel, compulsory bytes."""
     return ctx.work(vector_flops=RMSNORM_FLOPS * ctx.in_numel(0))
 
 
-@register("GroupNormalization")
+@register("GroupNormalization", cls="norm", autocast="fp32")
 def group_norm(ctx: OpContext) -> OpWork:
     """6 FLOPs per element; 3 kernels (moments, fused params, apply); X read twice."""
     x_b = ctx.in_bytes(0)
@@ -108,7 +108,7 @@ def group_norm(ctx: OpContext) -> OpWork:
                      vector_flops=GROUPNORM_FLOPS * ctx.in_numel(0), reads={0: 2 * x_b})
 
 
-@register("InstanceNormalization")
+@register("InstanceNormalization", cls="norm", autocast="fp32")
 def instance_norm(ctx: OpContext) -> OpWork:
     """6 FLOPs per element; 4 kernels (2 parameter repeats, statistics, normalise); X read twice."""
     x_b = ctx.in_bytes(0)
@@ -120,7 +120,7 @@ def instance_norm(ctx: OpContext) -> OpWork:
                      vector_flops=GROUPNORM_FLOPS * ctx.in_numel(0), reads={0: 2 * x_b})
 
 
-@register("LpNormalization")
+@register("LpNormalization", cls="norm", autocast="fp32")
 def lp_norm(ctx: OpContext) -> OpWork:
     """3 FLOPs per element; 3 kernels (norm, clamp_min, divide); X read twice."""
     x_shape = ctx.in_shape(0)
@@ -132,7 +132,7 @@ def lp_norm(ctx: OpContext) -> OpWork:
                      vector_flops=LPNORM_FLOPS * ctx.in_numel(0), reads={0: 2 * x_b})
 
 
-@register("LRN")
+@register("LRN", cls="elementwise")
 def lrn(ctx: OpContext) -> OpWork:
     """(size + 13) FLOPs per element; 8 X-sized kernels (x*x, pad fill + copy, avg_pool, mul, add,
     pow, divide); the padded tensor's extra size-1 channels are ignored."""
@@ -143,7 +143,7 @@ def lrn(ctx: OpContext) -> OpWork:
     return work_plan(ctx, passes, vector_flops=(size + LRN_EXTRA_FLOPS) * ctx.in_numel(0), reads={0: 2 * x_b})
 
 
-@register("MeanVarianceNormalization")
+@register("MeanVarianceNormalization", cls="norm")
 def mean_variance_norm(ctx: OpContext) -> OpWork:
     """5 FLOPs per element; 8 kernels (the ONNX function body); X read three times.
 

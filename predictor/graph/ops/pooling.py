@@ -34,31 +34,31 @@ def _max_pool_work(ctx: OpContext, flops: int) -> OpWork:
     return ctx.work(vector_flops=flops, bytes_written=ctx.all_out_bytes() + extra)
 
 
-@register("MaxPool")
+@register("MaxPool", cls="pool")
 def max_pool(ctx: OpContext) -> OpWork:
     """out_numel * window compares; 1 kernel; writes int64 indices too (PyTorch CUDA)."""
     return _max_pool_work(ctx, ctx.out_numel() * _window(ctx))
 
 
-@register("GlobalMaxPool")
+@register("GlobalMaxPool", cls="pool")
 def global_max_pool(ctx: OpContext) -> OpWork:
     """in_numel compares; 1 kernel (adaptive_max_pool, which writes int64 indices)."""
     return _max_pool_work(ctx, ctx.in_numel(0))
 
 
-@register("AveragePool")
+@register("AveragePool", cls="pool")
 def average_pool(ctx: OpContext) -> OpWork:
     """out_numel * (window + 1); 1 kernel; compulsory bytes."""
     return ctx.work(vector_flops=ctx.out_numel() * (_window(ctx) + 1))
 
 
-@register("GlobalAveragePool")
+@register("GlobalAveragePool", cls="pool")
 def global_average_pool(ctx: OpContext) -> OpWork:
     """in_numel adds + out_numel divides; 1 kernel (a mean reduction); compulsory bytes."""
     return ctx.work(vector_flops=ctx.in_numel(0) + ctx.out_numel())
 
 
-@register("LpPool")
+@register("LpPool", cls="pool")
 def lp_pool(ctx: OpContext) -> OpWork:
     """out_numel * (2 * window + 4); 8 kernels (pow, avg_pool, 6 output-sized elementwise)."""
     x_b = ctx.in_bytes(0)
@@ -67,7 +67,7 @@ def lp_pool(ctx: OpContext) -> OpWork:
     return work_plan(ctx, passes, vector_flops=ctx.out_numel() * (2 * _window(ctx) + TRANSCENDENTAL))
 
 
-@register("GlobalLpPool")
+@register("GlobalLpPool", cls="pool")
 def global_lp_pool(ctx: OpContext) -> OpWork:
     """2 * in_numel + 4 * out_numel; 1 kernel (a norm reduction); compulsory bytes."""
     return ctx.work(vector_flops=2 * ctx.in_numel(0) + TRANSCENDENTAL * ctx.out_numel())

@@ -21,7 +21,7 @@ DEQUANT_FLOPS = 2
 QUANTIZE_FLOPS = 5
 
 
-@register("MatMulNBits", domain=MS)
+@register("MatMulNBits", cls="gemm", domain=MS)
 def matmul_nbits(ctx: OpContext) -> OpWork:
     """2 M N K MATMUL + 2 N K dequantise; 1 kernel at M = 1, else 2 (dequantise + GEMM)."""
     a = ctx.in_shape(0)
@@ -42,7 +42,7 @@ def matmul_nbits(ctx: OpContext) -> OpWork:
     return replace(w, gemm=(1, m, n, k), gemm_operand_bytes=ctx.in_bytes(0) + wide)
 
 
-@register("DynamicQuantizeLinear")
+@register("DynamicQuantizeLinear", cls="elementwise")
 def dynamic_quantize_linear(ctx: OpContext) -> OpWork:
     """min/max (2 per element) + quantise (5 per element): 2 kernels, x read twice."""
     x = ctx.in_bytes(0)

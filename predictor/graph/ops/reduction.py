@@ -82,8 +82,8 @@ def _flops(op: str, in_numel: int, out_numel: int) -> int:
     return per_in * in_numel + per_out * out_numel
 
 
-@register("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-          "ReduceSumSquare")
+@register("ReduceSum", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", cls="reduce", autocast="fp32")
+@register("ReduceMean", "ReduceMax", "ReduceMin", cls="reduce")
 def reduce(ctx: OpContext) -> OpWork:
     """One reduction kernel; compulsory bytes; identity (0 kernels) for noop_with_empty_axes."""
     sizes = reduced_sizes(ctx)
@@ -92,7 +92,7 @@ def reduce(ctx: OpContext) -> OpWork:
     return ctx.work(vector_flops=_flops(ctx.node.op_type, *sizes))
 
 
-@register("ReduceLogSum")
+@register("ReduceLogSum", cls="reduce", autocast="fp32")
 def reduce_log_sum(ctx: OpContext) -> OpWork:
     """sum (reads X, writes Y) then log_ in place (reads and writes Y): 2 kernels."""
     sizes = reduced_sizes(ctx)
@@ -103,7 +103,7 @@ def reduce_log_sum(ctx: OpContext) -> OpWork:
                      vector_flops=_flops("ReduceLogSum", *sizes))
 
 
-@register("ReduceLogSumExp")
+@register("ReduceLogSumExp", cls="reduce", autocast="fp32")
 def reduce_log_sum_exp(ctx: OpContext) -> OpWork:
     """torch.logsumexp: 9 kernels (see the module docstring)."""
     sizes = reduced_sizes(ctx)
@@ -122,7 +122,7 @@ def reduce_log_sum_exp(ctx: OpContext) -> OpWork:
     return work_plan(ctx, passes, vector_flops=_flops("ReduceLogSumExp", *sizes), reads={0: 2 * x_b})
 
 
-@register("ArgMax", "ArgMin")
+@register("ArgMax", "ArgMin", cls="reduce")
 def arg_reduce(ctx: OpContext) -> OpWork:
     """One compare-select per input element, 1 kernel, int64 output; compulsory bytes."""
     if host_constant(ctx):

@@ -25,7 +25,7 @@ def resize_flops_per_output(mode: str, k: int) -> int:
     return 0 if taps == 0 else 2 * taps ** k
 
 
-@register("Resize", "Upsample")
+@register("Resize", "Upsample", cls="resize")
 def resize(ctx: OpContext) -> OpWork:
     """FLOPs by mode (see the module docstring); 1 kernel; compulsory bytes."""
     in_shape, out_shape = ctx.in_shape(0), ctx.out_shape()

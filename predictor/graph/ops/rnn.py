@@ -64,7 +64,7 @@ def rnn_gate_flops_per_unit(op_type: str, has_bias: bool, activation: str = "Tan
     return g + (g if has_bias else 0) + math + (PEEPHOLE_FLOPS if peephole else 0)
 
 
-@register("LSTM", "GRU", "RNN")
+@register("LSTM", "GRU", "RNN", cls="rnn", autocast="low", recurrent=True)
 def recurrent(ctx: OpContext) -> OpWork:
     """LSTM/GRU/RNN layer: see the module docstring for the arithmetic."""
     op = ctx.node.op_type

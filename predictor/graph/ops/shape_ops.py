@@ -25,13 +25,16 @@ from ..context import OpContext
 from ._common import FREE, host_constant, register
 
 
-@register("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Shape", "Size", "Constant", "Identity", "Dropout")
+@register("Reshape", "Flatten", "Squeeze", "Unsqueeze", cls="elementwise", view="reshape")
+@register("Identity", cls="elementwise", view="alias")
+@register("Dropout", cls="elementwise", view="dropout")
+@register("Shape", "Size", "Constant", cls="elementwise")
 def free(ctx: OpContext) -> OpWork:
     """A view or host-side op: 0 kernels, 0 FLOPs, 0 bytes."""
     return FREE
 
 
-@register("ConstantOfShape")
+@register("ConstantOfShape", cls="copy")
 def constant_of_shape(ctx: OpContext) -> OpWork:
     """A fill kernel: 0 FLOPs, writes the output once, reads nothing on the device."""
     out = ctx.output(0)

@@ -31,14 +31,14 @@ def _rows(ctx: OpContext) -> int:
     return ctx.in_numel(0) // shape[axis] if shape[axis] else 0
 
 
-@register("Softmax", "LogSoftmax")
+@register("Softmax", "LogSoftmax", cls="softmax", autocast="fp32")
 def softmax(ctx: OpContext) -> OpWork:
     """8 FLOPs per element, 1 kernel, compulsory bytes; ``rows``: PyTorch's softmax gives each row a warp (rows
     up to 1024) or a block, so short rows cost per row (301056 rows of 49 take 42 us at fp16 on the H200)."""
     return ctx.work(vector_flops=SOFTMAX_FLOPS * ctx.in_numel(0), rows=_rows(ctx))
 
 
-@register("Hardmax")
+@register("Hardmax", cls="softmax")
 def hardmax(ctx: OpContext) -> OpWork:
     """2 FLOPs per element; 3 kernels (argmax, zeros, scatter)."""
     rows = _rows(ctx)

@@ -29,7 +29,7 @@ def fft_flops(n: int, complex_input: bool) -> float:
     return full if complex_input else full / 2
 
 
-@register("DFT")
+@register("DFT", cls="elementwise")
 def dft(ctx: OpContext) -> OpWork:
     """transforms x fft_flops(n); 1 kernel."""
     x = ctx.in_shape(0)
@@ -43,7 +43,7 @@ def dft(ctx: OpContext) -> OpWork:
     return ctx.work(vector_flops=transforms * fft_flops(n, x[-1] == 2))
 
 
-@register("STFT")
+@register("STFT", cls="elementwise")
 def stft(ctx: OpContext) -> OpWork:
     """frames x (fft_flops(n) + n window multiplies); 1 kernel (+1 for the window)."""
     sig = ctx.in_shape(0)
@@ -60,7 +60,7 @@ def stft(ctx: OpContext) -> OpWork:
                      vector_flops=flops + frames * n)
 
 
-@register("HannWindow", "HammingWindow", "BlackmanWindow")
+@register("HannWindow", "HammingWindow", "BlackmanWindow", cls="elementwise")
 def window(ctx: OpContext) -> OpWork:
     """A cosine (two for Blackman) per sample; 1 kernel writing the window."""
     per = 3 * TRANSCENDENTAL if ctx.node.op_type == "BlackmanWindow" else TRANSCENDENTAL + 2

@@ -1,9 +1,4 @@
-"""Kernel classification by name, and attribution of profiled kernels to ONNX nodes.
-
-Classification: `CATEGORY_RULES` is an ordered table of (category, regex) searched in the
-demangled kernel name; the first match wins. The order carries meaning: specific library kernels
-(cuDNN batch-norm, layout transforms, PyTorch fill/copy functors) come before the broad
-'elementwise' and 'cudnn' patterns that would also match them.
+"""Attribution of profiled kernels to ONNX nodes (the kernels' classes by name: categories.py).
 
 Attribution (`map_kernels`), three explainable rules:
 
@@ -25,72 +20,21 @@ import ast
 import re
 from collections import abc
 from dataclasses import dataclass
-from enum import Enum
 from types import MappingProxyType
 from typing import Any, Iterable, Sequence
 
+from ...graph.registry import ops_with
+from .categories import CATEGORY_RULES, KernelCategory, classify  # noqa: F401  (named here too)
 from .nvtx import innermost_module
 
-
-class KernelCategory(str, Enum):
-    GEMM = "gemm"               # GEMM, convolution (implicit GEMM, Winograd, FFT), GEMV
-    ATTENTION = "attention"     # fused attention (flash, memory-efficient, cuDNN/cutlass fmha)
-    RNN = "rnn"                 # cuDNN RNN cells and persistent kernels
-    LAYOUT = "layout"           # NCHW <-> NHWC, transposes
-    NORM = "norm"               # batch/layer/group/instance/RMS normalisation
-    SOFTMAX = "softmax"
-    POOLING = "pooling"
-    UPSAMPLE = "upsample"       # interpolation / resize
-    CAT = "cat"
-    INDEX = "index"             # gather, index_select, embedding, scatter
-    REDUCE = "reduce"           # reductions, split-K reductions
-    FILL = "fill"
-    COPY = "copy"               # copies and dtype casts
-    ELEMENTWISE = "elementwise"
-    MEMSET = "memset"
-    OTHER = "other"
-
-
 _C = KernelCategory
-_I = re.IGNORECASE
-# Ordered: first match wins (see the module docstring).
-CATEGORY_RULES: tuple[tuple[KernelCategory, re.Pattern[str]], ...] = (
-    (_C.MEMSET, re.compile(r"memset", _I)),
-    (_C.ATTENTION, re.compile(r"flash_fwd|flash::|flash_attn|fmha|efficient_attention|attention_kernel"
-                              r"|mem_eff|sdpa", _I)),
-    (_C.GEMM, re.compile(r"nvjet|xmma|cutlass|gemm|gemv|implicit_convolve|winograd|fft\w*conv"
-                         r"|^(void )?(ampere|sm\d\d|volta|turing|hopper)_", _I)),
-    (_C.RNN, re.compile(r"lstm|gru_cell|elemWiseRNN|RNN_|rnn_", _I)),
-    (_C.LAYOUT, re.compile(r"nchwToNhwc|nhwcToNchw|transpose|permute|nchw_to_nhwc|nhwc_to_nchw", _I)),
-    (_C.NORM, re.compile(r"batch_?norm|bn_fw|bn_bw|cudnn::bn|layer_?norm|group_?norm|instance_?norm"
-                         r"|rms_?norm|RowwiseMoments|welford", _I)),
-    (_C.SOFTMAX, re.compile(r"softmax", _I)),
-    (_C.POOLING, re.compile(r"max_?pool|avg_?pool|pooling", _I)),
-    (_C.UPSAMPLE, re.compile(r"upsample|interpolat|resize|bilinear|nearest", _I)),
-    (_C.CAT, re.compile(r"CatArray|\bcat_|concat", _I)),
-    (_C.INDEX, re.compile(r"index_?select|indexSelect|index_kernel|gather|scatter|embedding|take_kernel", _I)),
-    (_C.REDUCE, re.compile(r"reduce|splitK|reduction", _I)),
-    (_C.FILL, re.compile(r"FillFunctor|fill_kernel|\bfill_", _I)),
-    (_C.COPY, re.compile(r"copy|cast|convert", _I)),
-    (_C.ELEMENTWISE, re.compile(r"elementwise|elemwise|pointwise|vectorized|unrolled", _I)),
-    (_C.GEMM, re.compile(r"cudnn|conv", _I)),
-)
-
-
-def classify(name: str) -> KernelCategory:
-    """Category of a (demangled) kernel name; OTHER when no rule matches."""
-    for category, pattern in CATEGORY_RULES:
-        if pattern.search(name):
-            return category
-    return KernelCategory.OTHER
-
 
 _ELEMENTWISE_OPS = frozenset(
     "Relu Add Sub Mul Div Sigmoid Tanh Clip Erf Gelu Pow Sqrt Reciprocal Neg Exp Log Where Equal Less "
     "Greater LessOrEqual GreaterOrEqual Not And Or Xor Min Max Sum Mean HardSigmoid HardSwish LeakyRelu "
     "PRelu Elu Selu Celu Softplus Softsign Mish Abs Floor Ceil Round Sin Cos Sign IsNaN IsInf Mod "
     "ThresholdedRelu BitShift Dropout Swish".split())
-_RNN_OPS = frozenset({"LSTM", "GRU", "RNN"})
+_RNN_OPS = ops_with(recurrent=True)  # LSTM, GRU, RNN (declared at registration, graph/ops)
 _ATTENTION_OPS = frozenset({"Attention", "MultiHeadAttention", "GroupQueryAttention"})
 
 # Which ONNX op types may own a kernel of each category. Data: extend it rather than code around it.

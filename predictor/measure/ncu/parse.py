@@ -33,6 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
+from .categories import classify
 from .metrics import Kind, Metric, arch_of_cc, flops_by_precision_unit, kind_of, table
 from .nvtx import parse_ncu_stack
 
@@ -81,9 +82,7 @@ class KernelSample:
 
     @property
     def category(self) -> str:
-        """Kernel class from the name (see `kernels.classify`)."""
-        from .kernels import classify
-
+        """Kernel class from the name (see `categories.classify`)."""
         return classify(self.name).value
 
 

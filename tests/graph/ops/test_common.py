@@ -38,7 +38,7 @@ def test_registered_ops_are_unique_and_default_domain():
 
 def test_duplicate_registration_raises():
     with pytest.raises(ValueError):
-        register("Relu")(lambda ctx: None)
+        register("Relu", cls="elementwise")(lambda ctx: None)
 
 
 def test_helpers():

@@ -1,6 +1,6 @@
 """Recurrent training accuracy: ``predict --mode train`` against the LSTM / GRU steps rnn_steps measured.
 
-    python -m calibration.rnn_training_accuracy --csv RNN_STEPS.csv [--out DIR] [--gpu h200]
+    python -m calibration.evaluate.rnn_training_accuracy --csv RNN_STEPS.csv [--out DIR] [--gpu h200]
 
 Measured: calibration/training/rnn_steps.py's CSV (one row per cell, layers, directions, precision, hidden H,
 sequence S, batch B, input I: GPU time of forward + MSE loss + backward, in a CUDA graph where it captured).
@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 GATES = {"lstm": 4, "gru": 3}
-OUT = Path(__file__).resolve().parent / "data" / "h200" / "accuracy"
+OUT = Path(__file__).resolve().parents[1] / "data" / "h200" / "accuracy"
 
 
 def build_rnn(cell: str, layers: int, directions: int, hidden: int, seq: int, batch: int, inp: int):
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     results = compare(read_csv(a.csv), profile, cal)
     doc = {"provenance": {"what": "predict --mode train (forward + backward, MSE loss) against rnn_steps.py",
                           "csv": a.csv, "gpu": profile.name, "calibration": getattr(cal, "name", "none"),
-                          "command": "python -m calibration.rnn_training_accuracy --csv " + a.csv,
+                          "command": "python -m calibration.evaluate.rnn_training_accuracy --csv " + a.csv,
                           "date_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")},
            "summary": summarise(results), "rows": results}
     out = Path(a.out)

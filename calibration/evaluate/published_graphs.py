@@ -230,7 +230,7 @@ def build(name: str, seq: int, training: bool = False) -> onnx.ModelProto:
         [helper.make_tensor_value_info(b.nodes[-1].output[0], TensorProto.FLOAT, out_shape)],
         initializer=b.inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                             producer_name="calibration.published_graphs")
+                             producer_name="calibration.evaluate.published_graphs")
 
 
 __all__ = ["CONFIGS", "TransformerConfig", "build"]

@@ -1,6 +1,6 @@
 """Training-step accuracy: ``predict --mode train`` against the measured H200 training steps.
 
-    python -m calibration.training_accuracy [--out calibration/data/h200/accuracy] [--names a,b]
+    python -m calibration.evaluate.training_accuracy [--out calibration/data/h200/accuracy] [--names a,b]
 
 Measured: calibration/data/h200/training/<net>/training.json and training/run2/<net>/training.json (a later
 run replaces the cases it repeats; run2 adds the whole step in a CUDA graph and per-phase graph times), by
@@ -48,8 +48,8 @@ from pathlib import Path
 from predictor.fitted import bundled_calibration
 from predictor.machine.profile import load_profile
 
-from .fit.dataset import DATA, ONNX_DIR, TIMING_DIR
-from .networks.gpu_common import REFERENCE_LAUNCH_S
+from ..fit.dataset import DATA, ONNX_DIR, TIMING_DIR
+from ..networks.gpu_common import REFERENCE_LAUNCH_S
 
 TRAINING_DIR = DATA / "h200" / "training"
 OUT = DATA / "h200" / "accuracy"
@@ -59,7 +59,8 @@ DEFAULT_LOSS = "mse"                         # calibration/training/measure.py's
 MEMORY_TARGET = 0.10
 
 
-def _num(x) -> float | None:
+def finite_number(x) -> float | None:
+    """``x`` as a float when it is a finite number (not a bool), else None."""
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
@@ -70,14 +71,14 @@ def _err(pred: float | None, meas: float | None) -> float | None:
 def gpu_reference(case: dict) -> tuple[float | None, str]:
     """(measured GPU time of the step, which field): a CUDA-graph time when present, else the kernel sum."""
     for f in GPU_TIME_FIELDS:
-        v = _num(case.get(f))
+        v = finite_number(case.get(f))
         if v:
             return v, f
     if "graph_error" in case:
         # the protocol with graph steps profiles with a synchronize inside each phase, and its forward kernel
         # sums came out inflated (regnet fp32 b8: 272 ms of kernels against a 5.2 ms graph forward): no fallback
         return None, ""
-    parts = [_num(case.get(f"kernel_sum_{p}_s")) for p in PHASES]
+    parts = [finite_number(case.get(f"kernel_sum_{p}_s")) for p in PHASES]
     if all(v is not None for v in parts) and sum(parts) > 0:
         return float(sum(parts)), "kernel_sum"
     return None, ""
@@ -103,7 +104,7 @@ def eager_program_times() -> dict[tuple, tuple[float, int, str]]:
         for c in json.loads(path.read_text()).get("cases", []):
             if not isinstance(c, dict) or c.get("error") or "graph_error" in c:
                 continue
-            sums = [_num(c.get(f"kernel_sum_{p}_s")) for p in PHASES]
+            sums = [finite_number(c.get(f"kernel_sum_{p}_s")) for p in PHASES]
             kernels = sum(int(c.get(f"n_kernels_{p}") or 0) for p in PHASES)
             if all(v is not None for v in sums) and sum(sums) > 0 and kernels:
                 out[(c.get("network"), c.get("precision"), c.get("batch"))] = (
@@ -136,7 +137,7 @@ def load_cases(names: set[str] | None = None) -> list[tuple[dict, dict, str, dic
                 continue
             clean = not leaky or first
             first = False
-            if _num(case.get("step_median_s")) is None and gpu_reference(case)[0] is None:
+            if finite_number(case.get("step_median_s")) is None and gpu_reference(case)[0] is None:
                 continue
             key = (case.get("network"), case.get("precision"), case.get("batch"))
             mem = case if clean else (out[key][3] if key in out else None)
@@ -144,7 +145,8 @@ def load_cases(names: set[str] | None = None) -> list[tuple[dict, dict, str, dic
     return [tuple(v) for v in out.values()]
 
 
-def _impl(case: dict) -> str:
+def optimizer_impl(case: dict) -> str:
+    """The optimizer implementation a measured case ran: fused, foreach or forloop."""
     kw = case.get("optimizer_kwargs") or {}
     if kw.get("fused"):
         return "fused"
@@ -175,26 +177,26 @@ def evaluate(names: set[str] | None = None) -> list[dict]:
         if model is None:
             continue
         pred = predict_training_file(str(model), profile, case["precision"], int(case["batch"]), calibration=cal,
-                                     optimizer=case.get("optimizer") or "adamw", impl=_impl(case),
+                                     optimizer=case.get("optimizer") or "adamw", impl=optimizer_impl(case),
                                      loss=case.get("loss") or DEFAULT_LOSS, max_batch=False)
         gpu_meas, gpu_field = gpu_reference(case)
         key = (net, case["precision"], case["batch"])
         scored = net not in differs
         if not scored and key in eager_program:
             gpu_meas, gpu_field = eager_program[key][0], "eager_kernel_sum+launch"
-        step = _num(case.get("step_median_s"))
+        step = finite_number(case.get("step_median_s"))
         phases = {}
         for ph in pred.phases:
-            graph_t = _num(case.get(f"graph_{ph.name}_median_s"))
+            graph_t = finite_number(case.get(f"graph_{ph.name}_median_s"))
             phases[ph.name] = {
                 "predicted_s": ph.time_s, "predicted_eager_s": ph.eager_time_s, "predicted_kernels": ph.kernels,
                 "measured_graph_s": graph_t, "error": _err(ph.time_s, graph_t) if scored else None,
                 "graph_error": _err(ph.time_s, graph_t),
-                "measured_eager_median_s": _num(case.get(f"{ph.name}_median_s")),
-                "measured_kernel_sum_s": _num(case.get(f"kernel_sum_{ph.name}_s")),
+                "measured_eager_median_s": finite_number(case.get(f"{ph.name}_median_s")),
+                "measured_kernel_sum_s": finite_number(case.get(f"kernel_sum_{ph.name}_s")),
                 "measured_kernels": case.get(f"n_kernels_{ph.name}")}
         m = pred.memory
-        peak = _num(mem_case.get("peak_allocated_bytes"))
+        peak = finite_number(mem_case.get("peak_allocated_bytes"))
         kernels_meas = sum(int(case.get(f"n_kernels_{p}") or 0) for p in PHASES) or None
         measured = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in case.items()
                     if k not in ("flags", "optimizer_kwargs", "output_shape") and not isinstance(v, (dict, list))}
@@ -214,9 +216,10 @@ def evaluate(names: set[str] | None = None) -> list[dict]:
             "memory_error": _err(m.peak_bytes, peak), "memory_peak_at": m.peak_at,
             "memory_components": dict(m.components),
             "step_start_predicted_bytes": m.step_start_bytes,
-            "step_start_error": _err(m.step_start_bytes, _num(mem_case.get("allocated_step_start_bytes"))),
+            "step_start_error": _err(m.step_start_bytes, finite_number(mem_case.get("allocated_step_start_bytes"))),
             "after_backward_predicted_bytes": m.after_backward_bytes,
-            "after_backward_error": _err(m.after_backward_bytes, _num(mem_case.get("allocated_after_backward_bytes"))),
+            "after_backward_error": _err(m.after_backward_bytes,
+                                         finite_number(mem_case.get("allocated_after_backward_bytes"))),
             "unsupported": dict(pred.unsupported),
             "measured": measured,
         })
@@ -257,7 +260,7 @@ def provenance(rows: list[dict], argv: list[str] | None = None) -> dict:
     for case, env, source, _mem in load_cases({r["network"] for r in rows}):
         envs[source] = {k: env.get(k) for k in ("date_utc", "command", "torch", "cuda_runtime", "gpu_name") if k in env}
     args = list(sys.argv[1:] if argv is None else argv)
-    return {"command": " ".join(["python -m calibration.training_accuracy", *args]),
+    return {"command": " ".join(["python -m calibration.evaluate.training_accuracy", *args]),
             "date_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "profile": profile.name, "calibration": cal.name if cal else "uncalibrated",
             "calibration_source": cal.source if cal else None, "measured": envs,
@@ -298,7 +301,8 @@ def markdown(doc: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m calibration.training_accuracy", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m calibration.evaluate.training_accuracy",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--names", default="", help="comma list of networks (default: every measured one)")
     a = ap.parse_args(argv)

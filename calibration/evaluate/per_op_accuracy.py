@@ -1,6 +1,6 @@
 """Per-op accuracy: predicted kernel time per ONNX node against the committed Nsight Compute samples.
 
-    python -m calibration.per_op_accuracy [--out calibration/data/h200/accuracy]
+    python -m calibration.evaluate.per_op_accuracy [--out calibration/data/h200/accuracy]
 
 For every sample in calibration/data/h200/ncu (its .meta.json names network, precision and batch), runs
 `predict validate` on the committed TorchScript graph with the bundled fit and takes |predicted / measured - 1| of the time of
@@ -20,7 +20,7 @@ from predictor.fitted import bundled_calibration
 from predictor.machine.profile import load_profile
 from predictor.validate import rel_error, validate
 
-from .fit.dataset import DATA, ONNX_DIR
+from ..fit.dataset import DATA, ONNX_DIR
 
 NCU_DIR = DATA / "h200" / "ncu"
 OUT = DATA / "h200" / "accuracy"
@@ -70,7 +70,8 @@ def markdown(doc: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m calibration.per_op_accuracy", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m calibration.evaluate.per_op_accuracy",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
     doc = evaluate()

@@ -1,6 +1,6 @@
 """The data-parallel scaling model against published measurements.
 
-    python -m calibration.scaling_accuracy [--out calibration/data/published/scaling_accuracy]
+    python -m calibration.evaluate.scaling_accuracy [--out calibration/data/published/scaling_accuracy]
 
 Reads ``calibration/data/published/scaling_published.json`` (each number copied from its source address,
 with what the comparison assumes), predicts each figure with ``predictor.distributed`` and writes
@@ -8,7 +8,7 @@ with what the comparison assumes), predicts each figure with ``predictor.distrib
 Kinds: ``speedup`` (N-GPU over 1-GPU throughput at the same per-GPU batch), ``busbw`` (nccl-tests bus
 bandwidth, GB/s), ``efficiency`` (scaling efficiency at a GPU count).
 It then compares the collective model with the published nccl-tests rows of
-``calibration/data/published/nccl_tests_published.json`` size by size (``calibration/nccl_tests_accuracy.py``)
+``calibration/data/published/nccl_tests_published.json`` size by size (``calibration/evaluate/nccl_tests_accuracy.py``)
 and writes them into the same outputs (``nccl_tests`` in the JSON, a second section in the Markdown).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import os
 from dataclasses import replace
 
-from calibration import nccl_tests_accuracy
+from calibration.evaluate import nccl_tests_accuracy
 from predictor.calibrate import Uncalibrated
 from predictor.distributed.collectives import collective_time, layout_for
 from predictor.distributed.ddp import DPConfig
@@ -29,7 +29,7 @@ from predictor.fitted import bundled_calibration
 from predictor.machine.profile import load_profile
 from predictor.types import MemLevel
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # calibration/
 TABLE = os.path.join(HERE, "data", "published", "scaling_published.json")
 OUT = os.path.join(HERE, "data", "published", "scaling_accuracy")
 ROOT = os.path.dirname(HERE)

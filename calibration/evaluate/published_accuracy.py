@@ -1,6 +1,7 @@
 """Predicted vs published speed of real networks on other GPUs (calibration/data/published/).
 
-    python -m calibration.published_accuracy [--csv FILE] [--latency-csv FILE] [--json OUT.json] [--graph-time]
+    python -m calibration.evaluate.published_accuracy [--csv FILE] [--latency-csv FILE] [--json OUT.json]
+        [--graph-time]
 
 Two suites of published rows:
 
@@ -9,7 +10,7 @@ Two suites of published rows:
 * ``neusight.csv`` (suite ``NeuSight``): a (GPU, model, sequence, batch) latency of the NeuSight artifact (ASPLOS
   2025; PyTorch 2.1 eager HuggingFace transformers at fp32: BERT-large, GPT-2-large, GPT-3-XL/2.7B-shaped and
   OPT-1.3B, inference and training steps without the optimizer), compared with the eager program of the model
-  written by calibration/published_graphs.py; a training row is the predicted forward + backward phases.
+  written by calibration/evaluate/published_graphs.py; a training row is the predicted forward + backward phases.
 
 We predict the same network at the same batch and precision on the bundled profile of that GPU with the bundled
 calibration (the H200 fit, transferred: predictor/machine/transfer.py) and compare throughput = batch / predicted
@@ -36,10 +37,10 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CSV = REPO / "calibration" / "data" / "published" / "throughput.csv"
 LATENCY_CSV = REPO / "calibration" / "data" / "published" / "neusight.csv"
-BUILT = "neusight:"  # ``onnx`` of a row whose graph calibration/published_graphs.py builds: neusight:MODEL
+BUILT = "neusight:"  # ``onnx`` of a row whose graph calibration/evaluate/published_graphs.py builds: neusight:MODEL
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,9 @@ def _time_s(graph, prof, cal, r: Row, graph_time: bool) -> float:
     from predictor.predict import predict_graph
 
     if r.mode == "train":
-        pred = predict_graph(graph, prof, r.precision, cal, batch=r.batch, mode="train", loss="cross_entropy")
+        from predictor.train import predict_training_graph
+
+        pred = predict_training_graph(graph, prof, r.precision, cal, batch=r.batch, loss="cross_entropy")
         phases = [pred.phase(p) for p in ("forward", "backward")]
         if graph_time or any(p.eager_time_s is None for p in phases):
             return sum(p.time_s for p in phases)
@@ -187,7 +190,8 @@ def to_table(s: dict, what: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m calibration.published_accuracy", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m calibration.evaluate.published_accuracy",
+                                description=__doc__.split("\n")[0])
     p.add_argument("--csv", type=Path, default=CSV)
     p.add_argument("--latency-csv", type=Path, default=LATENCY_CSV, help="the NeuSight latency rows ('' for none)")
     p.add_argument("--json", type=Path, default=None, help="write the summary and every row's error here")

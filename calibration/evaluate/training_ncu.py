@@ -1,6 +1,6 @@
 """Per-phase traffic of a training step: ``predict --mode train`` against Nsight Compute samples of one step.
 
-    python -m calibration.training_ncu [--out calibration/data/h200/accuracy]
+    python -m calibration.evaluate.training_ncu [--out calibration/data/h200/accuracy]
 
 Samples: calibration/data/h200/ncu/training/<net>_<precision>_b<batch>_train.csv, taken by
 ``python3 -m calibration.ncu.collect --plan calibration/ncu/plans/h200_training.json`` (one training step as
@@ -21,7 +21,7 @@ from predictor.fitted import bundled_calibration
 from predictor.machine.profile import load_profile
 from predictor.types import MemLevel
 
-from .fit.dataset import DATA, ONNX_DIR
+from ..fit.dataset import DATA, ONNX_DIR
 
 SAMPLES = DATA / "h200" / "ncu" / "training"
 OUT = DATA / "h200" / "accuracy"
@@ -96,7 +96,8 @@ def markdown(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m calibration.training_ncu", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m calibration.evaluate.training_ncu",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
     rows = evaluate()

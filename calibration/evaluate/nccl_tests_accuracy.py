@@ -19,7 +19,7 @@ from predictor.distributed.collectives import bus_factor, collective_time, layou
 from predictor.distributed.system import SystemProfile, load_system
 from predictor.types import PredictorError
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # calibration/
 TABLES = os.path.join(HERE, "data", "published", "nccl_tests_published.json")
 RANGES = ("latency", "medium", "large")
 _ROW = re.compile(r"^\s*(?:\S*:)?\s*(\d+)\s+(\d+)\s+(\w+)\s+(\w+)\s+(-?\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)")

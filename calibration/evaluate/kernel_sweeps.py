@@ -1,6 +1,7 @@
 """The time-based-roofline study's kernel sweeps as a benchmark: predicted against measured kernel time.
 
-    python -m calibration.kernel_sweeps [--calibration FILE] [--out calibration/data/h200/accuracy] [--plot PNG]
+    python -m calibration.evaluate.kernel_sweeps [--calibration FILE] [--out calibration/data/h200/accuracy]
+        [--plot PNG]
 
 * conv2d: the study's sweep (input 64 x 112 x 112, batch 16/32/64, kernel 3/7/9, filters 64-512, stride 1-3, fp32
   and fp16; microbenchmark family ``conv_sweep``, 216 cases, never read by any fit: calibration/fit/kernel_samples.py
@@ -24,9 +25,9 @@ from predictor.graph.traffic import traffic_for
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
 
-from .fit.micro_fit import conv_node, microbench_rows, rnn_node, row_params
+from ..fit.micro_fit import conv_node, microbench_rows, rnn_node, row_params
 
-OUT = Path(__file__).resolve().parent / "data" / "h200" / "accuracy"
+OUT = Path(__file__).resolve().parents[1] / "data" / "h200" / "accuracy"
 SWEEPS = {"conv2d": ("conv_sweep", conv_node), "lstm": ("rnn_steps", rnn_node)}
 
 
@@ -97,7 +98,8 @@ def plot(rows: list[dict], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m calibration.kernel_sweeps", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m calibration.evaluate.kernel_sweeps",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--calibration")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--plot")
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "kernel_sweeps.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
     (a.out / "kernel_sweeps.md").write_text("# Kernel sweeps of the time-based roofline study (H200)\n\n"
-                                            "`python -m calibration.kernel_sweeps`\n\n" + markdown(summary))
+                                            "`python -m calibration.evaluate.kernel_sweeps`\n\n" + markdown(summary))
     print(markdown(summary))
     if a.plot:
         plot(rows, a.plot)

@@ -1,6 +1,6 @@
 """Accuracy of ``--optimize``: predicted vs measured TorchInductor speedups on the H200.
 
-    python -m calibration.optimize_accuracy [--passes all] [--out calibration/data/h200/accuracy]
+    python -m calibration.evaluate.optimize_accuracy [--passes all] [--out calibration/data/h200/accuracy]
 
 For every network with a measured ``inductor_fp16`` batch-32 case in calibration/data/h200/whatif/inductor
 (``speedup`` = baseline_time_s / reference_time_s: PyTorch eager fp16 against ``torch.compile`` of the same
@@ -24,7 +24,7 @@ from predictor.machine.profile import load_profile
 from predictor.optimize import resolve
 from predictor.predict import predict_file
 
-from .fit.dataset import DATA, ONNX_DIR
+from ..fit.dataset import DATA, ONNX_DIR
 
 WHATIF = DATA / "h200" / "whatif" / "inductor"
 OUT = DATA / "h200" / "accuracy"
@@ -89,7 +89,7 @@ def evaluate(passes: str = "all") -> dict:
         "summary": summary,
         "networks": rows,
         "provenance": {
-            "command": f"python -m calibration.optimize_accuracy --passes {passes}",
+            "command": f"python -m calibration.evaluate.optimize_accuracy --passes {passes}",
             "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
             "passes": list(names),
             "precision": PRECISION, "batch": BATCH, "gpu_profile": profile.name,
@@ -123,7 +123,8 @@ def table(doc: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m calibration.optimize_accuracy", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m calibration.evaluate.optimize_accuracy",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--passes", default="all", help="the --optimize passes to evaluate (default all)")
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)

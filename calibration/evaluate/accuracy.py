@@ -1,6 +1,6 @@
 """Accuracy benchmark: `predict` against whole-network GPU time measured on the H200.
 
-    python -m calibration.accuracy [--calibration FILE] [--out calibration/data/h200/accuracy]
+    python -m calibration.evaluate.accuracy [--calibration FILE] [--out calibration/data/h200/accuracy]
 
 Reference: calibration/data/h200/timing (PyTorch eager, CUDA-graph replay median, or eager kernel sum +
 0.45 us per kernel where the captured program differs; see calibration/networks/timing.py). Prediction:
@@ -22,7 +22,7 @@ from predictor.fitted import bundled_calibration, load_calibration
 from predictor.machine.profile import load_profile
 from predictor.predict import predict_graph
 
-from .fit.dataset import DATA, graph_for, load_cases
+from ..fit.dataset import DATA, graph_for, load_cases
 
 OUT = DATA / "h200" / "accuracy"
 
@@ -139,7 +139,8 @@ def markdown(rows: list[dict], summary: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m calibration.accuracy", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m calibration.evaluate.accuracy",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--calibration", default=None, help="fitted calibration JSON (default: the bundled one)")
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
