@@ -222,3 +222,42 @@ def test_bundled_fit_has_row_cost_and_grouped_class():
     cal = bundled_calibration(load_profile("h200"))
     assert all(cal.params("layernorm", p).row_s > 0 for p in ("fp32", "tf32", "fp16", "bf16"))
     assert "grouped" in cal.classes and 0 < cal.rnn_overlap < 1
+
+
+def _two_layer_bidirectional_lstm():
+    import numpy as np
+    from onnx import helper
+
+    h = 8
+    nodes = [helper.make_node("LSTM", ["x", "w1", "r1"], ["y1"], hidden_size=h, direction="bidirectional", name="l1"),
+             helper.make_node("Reshape", ["y1", "shp"], ["y1r"], name="rs"),
+             helper.make_node("LSTM", ["y1r", "w2", "r2"], ["y2"], hidden_size=h, direction="bidirectional", name="l2")]
+    inits = {"w1": np.zeros((2, 4 * h, 4), np.float32), "r1": np.zeros((2, 4 * h, h), np.float32),
+             "w2": np.zeros((2, 4 * h, 2 * h), np.float32), "r2": np.zeros((2, 4 * h, h), np.float32),
+             "shp": np.array([6, 1, 2 * h], np.int64)}
+    inputs = [("x", "float32", [6, 1, 4])] + [(k, "float32", list(v.shape)) for k, v in inits.items() if k != "shp"]
+    return nodes, inputs, [("y2", "float32", None)], inits
+
+
+def test_bidirectional_layers_do_not_overlap_the_next():
+    """A bidirectional layer's step-0 output needs its backward direction's last step: no stacked overlap."""
+    base = {o.cost.name: o.time_s for o in _predict(_doc(), *_two_layer_bidirectional_lstm()).ops}
+    ov = {o.cost.name: o.time_s for o in _predict(_doc(rnn_overlap=0.5), *_two_layer_bidirectional_lstm()).ops}
+    assert ov == base
+
+
+def test_bidirectional_directions_overlap_fixed_costs():
+    """Each bidirectional layer loses rnn_bidir_overlap x half its fixed costs: 2 x 13 kernels x (1 + 0.5) us / 2."""
+    base = {o.cost.name: o for o in _predict(_doc(), *_two_layer_bidirectional_lstm()).ops}
+    ov = {o.cost.name: o for o in _predict(_doc(rnn_bidir_overlap=0.5), *_two_layer_bidirectional_lstm()).ops}
+    assert base["l1"].cost.kernels == 26
+    for name in ("l1", "l2"):
+        assert base[name].time_s - ov[name].time_s == pytest.approx(0.5 * 0.5 * 26 * 1.5e-6, rel=1e-9)
+    # a unidirectional layer is untouched
+    uni = {o.cost.name: o.time_s for o in _predict(_doc(rnn_bidir_overlap=0.5), *_two_layer_lstm()).ops}
+    assert uni == {o.cost.name: o.time_s for o in _predict(_doc(), *_two_layer_lstm()).ops}
+
+
+def test_rnn_bidir_overlap_bounded():
+    with pytest.raises(PredictorError, match="rnn_bidir_overlap"):
+        parse_calibration(_doc(rnn_bidir_overlap=0.99), "c.json")

@@ -28,3 +28,44 @@ def test_committed_rows_cost():
     assert len(xs) >= 700
     assert {r["op"] for r, _, _ in xs} <= set(NODE_BUILDERS)
     assert all(c.kernels >= 1 and float(r["time_s"]) > 0 for r, _, c in xs)
+
+
+def _flops(node, precision="fp16"):
+    c = cost_graph([node], policy(precision), 21, graph_inputs=frozenset({"x"})).costs[0]
+    return sum(f.flops for f in c.flops), c
+
+
+def test_conv3d_node_flops():
+    # 2 x N 2 x K 64 x out 4x14x14 x C 32 x taps 3x3x3 = 2 x 2 x 64 x 784 x 32 x 27 = 173,408,256
+    from calibration.fit.kernel_samples import conv_nd_node
+
+    node = conv_nd_node({"N": 2, "C": 32, "spatial": [4, 14, 14], "K": 64, "kernel": [3, 3, 3], "stride": [1, 1, 1],
+                         "dilation": [1, 1, 1], "pads": [1, 1, 1], "groups": 1, "out": [4, 14, 14]})
+    assert node.attrs["pads"] == (1, 1, 1, 1, 1, 1)
+    assert _flops(node)[0] == 173_408_256
+
+
+def test_avg_pool_node_keeps_the_rows_padding():
+    # 3x3 stride 1 pad 1 on 1x64x56x56: output 56x56, out_numel x (9 + 1) = 2,007,040 FLOPs
+    node = NODE_BUILDERS["avg_pool2d"]({"N": 1, "C": 64, "H": 56, "W": 56, "k": 3, "stride": 1, "pad": 1})
+    assert node.outputs[0].shape == (1, 64, 56, 56)
+    assert _flops(node)[0] == 64 * 56 * 56 * 10
+
+
+def test_data_movement_nodes_move_their_bytes():
+    # Concat of two [64, 4096] halves at fp16: reads and writes 2 x 64 x 4096 x 2 bytes each way
+    node = NODE_BUILDERS["cat"]({"n": 1 << 19})
+    assert node.outputs[0].shape == (128, 4096)
+    # an embedding gather of 85 rows of 768 from a 50000-row table reads only those rows
+    g = NODE_BUILDERS["embedding"]({"tokens": 85, "D": 768, "vocab": 50000})
+    assert g.op_type == "Gather" and g.outputs[0].shape == (85, 768)
+
+
+def test_sdpa_node_is_attention():
+    from predictor.graph.opclass import kernel_class
+
+    node = NODE_BUILDERS["sdpa"]({"B": 2, "H": 8, "S": 128, "D": 64, "causal": True})
+    assert kernel_class(node) == "attention"
+    # QK^T and PV: 2 x (2 x 2 x 8 x 128 x 128 x 64) = 33,554,432 matmul FLOPs
+    flops, c = _flops(node)
+    assert c.kernels == 1 and flops >= 33_554_432

@@ -1,0 +1,44 @@
+"""The fit's ceiling probes (calibration/fit/fit.py probe_ceilings) and the bidirectional-RNN overlap fit."""
+import math
+
+import numpy as np
+import pytest
+
+from calibration.fit.fit import PROBE_EFFICIENCIES, probe_ceilings
+
+
+def _cost_min_at(j: int, value: float):
+    """A cost whose only minimum in parameter j is at log(value), flat (zero gradient) above 0.5."""
+    def cost(theta):
+        x = math.exp(theta[j])
+        return 1.0 if x > 0.5 else (math.log(x) - math.log(value)) ** 2
+    return cost
+
+
+def test_probe_moves_a_flat_efficiency_down():
+    theta = np.log(np.array([1e-6, 0.7, 0.7]))  # one group: t0, eff_compute, eff_memory
+    lo, hi = np.log(np.array([1e-7, 0.005, 0.005])), np.log(np.array([1e-4, 1.0, 1.0]))
+    out = probe_ceilings(theta, lo, hi, 1, _cost_min_at(1, 0.03))
+    assert math.exp(out[1]) == pytest.approx(0.03) and out[2] == theta[2] and out[0] == theta[0]
+
+
+def test_probe_keeps_bounds_and_a_better_start():
+    theta = np.log(np.array([1e-6, 0.7, 0.7]))
+    lo, hi = np.log(np.array([1e-7, 0.2, 0.005])), np.log(np.array([1e-4, 1.0, 1.0]))
+    out = probe_ceilings(theta, lo, hi, 1, _cost_min_at(1, 0.2))  # 0.1 and below are under eff_compute's bound
+    assert math.exp(out[1]) == pytest.approx(0.3) and min(PROBE_EFFICIENCIES) < 0.2
+    flat = probe_ceilings(theta, lo, hi, 1, lambda th: 0.0)  # nothing better anywhere: unchanged
+    assert np.array_equal(flat, theta)
+
+
+def test_rnn_bidir_overlap_from_the_committed_calls():
+    """48 one-layer bidirectional calls of run 7 (2 cells x 3 widths x 2 batches x 4 precisions)."""
+    from calibration.fit.rnn_bidir_fit import fit_rnn_bidir_overlap
+    from predictor.fitted import bundled_calibration
+    from predictor.machine.profile import load_profile
+
+    profile = load_profile("h200")
+    cal = bundled_calibration(profile)
+    res = fit_rnn_bidir_overlap(dict(cal.doc), profile, log=lambda *_: None)
+    assert res["samples"] == 48 and 0.0 <= res["value"] <= 0.95
+    assert res["value"] == pytest.approx(cal.rnn_bidir_overlap, rel=1e-6)
