@@ -124,6 +124,8 @@ def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
 class FittedCalibration:
     """Implements the Calibration protocol of predictor.calibrate from a fitted parameter file."""
 
+    predict_op_by_key = True  # predict_op reads only the node's key and the cost's numbers (predict.predict_ops)
+
     def __init__(self, doc: Mapping[str, Any], source: str = "<calibration>", transferred_from: str | None = None):
         self.doc = doc
         self.source = source

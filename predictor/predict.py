@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Mapping
 
 from .amp import autocast, is_mixed
@@ -14,7 +15,7 @@ from .opinfo import op_info
 from .optimize import apply_passes
 from .optimize import resolve as resolve_passes
 from .precision import policy as get_policy
-from .types import NetworkPrediction, PredictorError, frozen_map
+from .types import NetworkPrediction, OpPrediction, PredictorError, frozen_map
 
 
 def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32",
@@ -60,7 +61,7 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
         listing = ", ".join(f"{k} x{v}" for k, v in sorted(not_costed.items()))
         raise PredictorError(f"--strict: ops the cost model does not know: {listing}")
     by_name = {n.name: n for n in graph.nodes}
-    ops = tuple(cal.predict_op(by_name[c.name], c, profile, node_pol.get(c.name, pol)) for c in gc.costs)
+    ops = predict_ops(cal, gc, by_name, profile, pol, node_pol)
     notes = tuple(getattr(graph, "notes", ())) + qnotes
     if control is not None:  # repeat Loop/Scan bodies, keep the larger branch of a data-dependent If
         from .graph.control_flow import resolve
@@ -81,6 +82,41 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
         op_info=frozen_map({c.name: op_info(by_name[c.name]) for c in gc.costs}),
         notes=notes,
     )
+
+
+def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile, pol, node_pol: Mapping) -> tuple:
+    """``cal.predict_op`` of every costed node. The bundled calibrations' ``predict_op`` is a function of the
+    node's key (graph/memo.py), its policy and the cost's numbers: nodes alike in all three (a network's
+    repeated layers) are predicted once and share the result, with their own cost."""
+    if not type(cal).__dict__.get("predict_op_by_key", False):
+        return tuple([cal.predict_op(by_name[c.name], c, profile, node_pol.get(c.name, pol)) for c in gc.costs])
+    keys = gc.keys
+    memo: dict = {}
+    out = []
+    for c in gc.costs:
+        p = node_pol.get(c.name, pol) if node_pol else pol
+        nk = keys.get(c.name)
+        if nk is None:
+            out.append(cal.predict_op(by_name[c.name], c, profile, p))
+            continue
+        w = c.work
+        k = (nk, id(p), c.kernels, tuple(c.bytes.items()), tuple([(f.precision, f.unit, f.flops) for f in c.flops]),
+             w.bytes_read, w.bytes_written, w.weight_bytes, w.notes, tuple(w.input_bytes.values()), w.gemm,
+             w.gemm_operand_bytes, w.rows, w.overlaps_producer, w.fused_attention, w.channel_walk,
+             tuple(w.flops.items()))
+        hit = memo.get(k)
+        if hit is None:
+            hit = memo[k] = cal.predict_op(by_name[c.name], c, profile, p)
+            out.append(hit)
+        else:
+            out.append(_with_cost(hit, c) if type(hit) is OpPrediction else replace(hit, cost=c))
+    return tuple(out)
+
+
+def _with_cost(pred: OpPrediction, cost) -> OpPrediction:
+    """``pred`` for another node's equal ``cost``."""
+    return OpPrediction(cost, pred.time_s, pred.bound, pred.level_time_s, pred.efficiency, pred.extra_kernels,
+                        pred.extra_time_s)
 
 
 def predict_file(path: str, gpu: MachineProfile, precision: str = "fp32", batch: int | None = None,

@@ -159,7 +159,7 @@ class OpCost:
 
     @property
     def total_flops(self) -> float:
-        return float(sum(f.flops for f in self.flops))
+        return float(sum([f.flops for f in self.flops]))
 
 
 @dataclass(frozen=True)
@@ -196,25 +196,26 @@ class NetworkPrediction:
 
     @property
     def total_time_s(self) -> float:
-        return float(sum(o.time_s for o in self.ops))
+        return float(sum([o.time_s for o in self.ops]))
 
     @property
     def total_flops(self) -> float:
-        return float(sum(o.cost.total_flops for o in self.ops))
+        return float(sum([o.cost.total_flops for o in self.ops]))
 
     def total_bytes(self, level: MemLevel) -> float:
-        return float(sum(o.cost.bytes.get(level, 0.0) for o in self.ops))
+        return float(sum([o.cost.bytes.get(level, 0.0) for o in self.ops]))
 
     @property
     def kernels(self) -> int:
-        return int(sum(o.cost.kernels for o in self.ops))
+        return int(sum([o.cost.kernels for o in self.ops]))
 
     def bound_mix(self) -> dict[str, float]:
         """Share of total time per bound."""
         total = self.total_time_s or 1.0
         mix: dict[str, float] = {}
         for o in self.ops:
-            mix[o.bound.value] = mix.get(o.bound.value, 0.0) + o.time_s / total
+            b = o.bound._value_  # .value, without the enum descriptor
+            mix[b] = mix.get(b, 0.0) + o.time_s / total
         return mix
 
 

@@ -15,6 +15,7 @@ of :class:`Node` with typed tensors.
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import sys
 from dataclasses import dataclass, field
@@ -439,8 +440,11 @@ def _check_graph(model: onnx.ModelProto, init_names: set[str]) -> list[RawNode]:
     g = model.graph
     raw = [RawNode(n) for n in g.node]
     known = {i.name for i in g.input} | init_names | {""}
-    if not all(type(s) is str for s in (g.name, *known, *(o.name for o in g.output))) or not all(
-            type(s) is str for n in raw for s in (n.op_type, n.domain, n.name, *n.input, *n.output, *n.attrs)):
+    chain = itertools.chain.from_iterable
+    types = set(map(type, chain((n.op_type, n.domain, n.name) for n in raw)))
+    for part in (chain(n.input for n in raw), chain(n.output for n in raw), chain(n.attrs for n in raw)):
+        types.update(map(type, part))
+    if not all(type(s) is str for s in (g.name, *known, *(o.name for o in g.output))) or types - {str}:
         raise PredictorError("a graph, node or tensor name is not valid UTF-8 (corrupt file)")
     produced_by: dict[str, int] = {}
     for k, n in enumerate(raw):
@@ -592,6 +596,9 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
     unknown = 0
     infer, folders = shape_fns.infer, shape_fns.FOLDERS
     get_info, get_const = infos.get, consts.get
+    # (op type, domain, attributes, inputs' (dtype, shape) and values, outputs) -> {k: (shape, dtype)} of the
+    # outputs inferred from those alone: a network's repeated layers are inferred once
+    memo: dict[tuple, dict] = {}
     for n in raw:
         ins = [get_info(i) if i else None for i in n.input]
         vals = [get_const(i) if i else None for i in n.input]
@@ -605,39 +612,82 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
                 for name, v in zip(n.output, out_vals):
                     if name and v is not None and v.size <= MAX_CONST_ELEMS:
                         consts[name] = v
+        found = None
         for k, name in enumerate(n.output):
             if not name:
                 continue
             cur = get_info(name)
             if cur is not None and cur.shape is not None and cur.dtype != "unknown":
                 continue
-            shape = cur.shape if cur is not None else None
-            dtype = cur.dtype if cur is not None else "unknown"
-            if shape is None:
-                if name in consts:
-                    shape = tuple(int(d) for d in consts[name].shape)
-                    if dtype == "unknown":
-                        dtype = consts[name].dtype
-                else:
-                    try:
-                        shape = infer(n, ins, vals, k)
-                    except Exception:
-                        shape = None
-            if shape is not None and (type(shape) is not tuple or
-                                      not all(type(d) is int and 0 <= d <= MAX_DIM for d in shape)):
-                shape = _valid_shape(shape)
+            if cur is None and name not in consts:  # inferred from the node's inputs alone: memoised
+                if found is None:
+                    found = _inferred(memo, n, ins, vals)
+                shape, dtype = found.get(k) or found.setdefault(k, _infer_output(n, ins, vals, k))
+            else:
+                shape = cur.shape if cur is not None else None
+                dtype = cur.dtype if cur is not None else "unknown"
+                if shape is None:
+                    if name in consts:
+                        shape = tuple(int(d) for d in consts[name].shape)
+                        if dtype == "unknown":
+                            dtype = consts[name].dtype
+                    else:
+                        try:
+                            shape = infer(n, ins, vals, k)
+                        except Exception:
+                            shape = None
+                shape = _checked_shape(shape)
+                if shape is not None and dtype == "unknown":
+                    dtype = _output_dtype(n, ins, k)
             if shape is not None:
-                if dtype == "unknown":
-                    try:
-                        dtype = shape_fns.output_dtype(n, ins, k)
-                    except Exception:  # an attribute of the wrong type (a malformed node): type unknown
-                        dtype = "unknown"
                 info = TensorInfo(name, dtype, shape)
                 infos[name] = info
                 added[name] = info
             else:
                 unknown += 1
     return added, unknown
+
+
+def _inferred(memo: dict, n: RawNode, ins: list, vals: list) -> dict:
+    """The memo entry {output index: (shape, dtype)} of nodes like ``n`` (a fresh dict when ``n`` cannot be keyed).
+    The key holds all that shape and type inference read: op type, domain, attributes, which inputs are
+    given, their dtypes and shapes and known values, the number of outputs."""
+    if n.attr_key is None:
+        return {}
+    key = (n.op_type, n.domain, n.attr_key, len(n.output),
+           tuple([(i.dtype, i.shape) if i is not None else (x != "") for i, x in zip(ins, n.input)]),
+           tuple([(v.dtype, v.shape, tuple(v.data)) if v is not None else None for v in vals]))
+    try:
+        entry = memo.get(key)
+    except TypeError:  # an unhashable value (a string tensor's bytes are hashable; anything else is not)
+        return {}
+    if entry is None:
+        entry = memo[key] = {}
+    return entry
+
+
+def _infer_output(n: RawNode, ins: list, vals: list, k: int) -> tuple:
+    """(shape, dtype) of output ``k`` of ``n`` from its inputs alone (shape None when not known)."""
+    try:
+        shape = shape_fns.infer(n, ins, vals, k)
+    except Exception:
+        shape = None
+    shape = _checked_shape(shape)
+    return shape, (_output_dtype(n, ins, k) if shape is not None else "unknown")
+
+
+def _checked_shape(shape):
+    if shape is not None and (type(shape) is not tuple or
+                              not all(type(d) is int and 0 <= d <= MAX_DIM for d in shape)):
+        return _valid_shape(shape)
+    return shape
+
+
+def _output_dtype(n: RawNode, ins: list, k: int) -> str:
+    try:
+        return shape_fns.output_dtype(n, ins, k)
+    except Exception:  # an attribute of the wrong type (a malformed node): type unknown
+        return "unknown"
 
 
 
@@ -701,21 +751,37 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
     get = infos.get
     nodes = []
     seen: set[str] = set()
+    shared_attrs: dict[tuple, object] = {}  # nodes with equal attributes share one read-only map
+    scopes: dict[str, str] = {}  # node name without its last component -> scope_from_name
     for k, n in enumerate(raw):
         name = n.name or f"{n.op_type}_{k}"
         if name in seen:
             name = f"{name}#{k}"
         seen.add(name)
-        ins = tuple((get(i) or _unknown(infos, i, static)) if i else None for i in n.input)
-        outs = tuple(get(o) or _unknown(infos, o, static) for o in n.output)
-        known = {i: known_values[i] for i in n.input if i in known_values}
-        meta = {p.key: p.value for p in n.proto.metadata_props} if len(n.proto.metadata_props) else None
+        ins = tuple([(get(i) or _unknown(infos, i, static)) if i else None for i in n.input])
+        outs = tuple([get(o) or _unknown(infos, o, static) for o in n.output])
+        known = {i: known_values[i] for i in n.input if i in known_values} if known_values else None
+        props = n.proto.metadata_props
+        meta = {p.key: p.value for p in props} if len(props) else None
         if meta and not all(type(x) is str for kv in meta.items() for x in kv):
             raise PredictorError(f"node '{name}': metadata is not valid UTF-8 (corrupt file)")
-        nodes.append(Node(name=name, op_type=n.op_type, domain=n.domain, inputs=ins, outputs=outs,
-                          attrs=frozen_map(_attrs(n)) if n.attrs else _EMPTY,
-                          const_inputs=frozen_map(known) if known else _EMPTY,
-                          scope=node_scope(n.name, meta)))
+        if not n.attrs:
+            attrs = _EMPTY
+        elif n.attr_key is None:
+            attrs = frozen_map(_attrs(n))
+        else:
+            attrs = shared_attrs.get(n.attr_key)
+            if attrs is None:
+                attrs = shared_attrs[n.attr_key] = frozen_map(_attrs(n))
+        if meta is None:
+            head = n.name[:n.name.rfind("/") + 1]
+            scope = scopes.get(head)
+            if scope is None:
+                scope = scopes[head] = node_scope(n.name, None)
+        else:
+            scope = node_scope(n.name, meta)
+        nodes.append(Node(name=name, op_type=n.op_type, domain=n.domain, inputs=ins, outputs=outs, attrs=attrs,
+                          const_inputs=frozen_map(known) if known else _EMPTY, scope=scope))
     return tuple(nodes)
 
 
