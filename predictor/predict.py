@@ -79,7 +79,7 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
         calibration=cal.name,
         eager_time_s=eager(list(ops), 0) if eager is not None else None,
         optimizations=passes,
-        op_info=frozen_map({c.name: op_info(by_name[c.name]) for c in gc.costs}),
+        op_info=frozen_map(_op_infos(gc, by_name)),
         notes=notes,
     )
 
@@ -90,20 +90,24 @@ def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile,
     repeated layers) are predicted once and share the result, with their own cost."""
     if not type(cal).__dict__.get("predict_op_by_key", False):
         return tuple([cal.predict_op(by_name[c.name], c, profile, node_pol.get(c.name, pol)) for c in gc.costs])
-    keys = gc.keys
+    keys, work_keys = gc.keys, gc.work_keys
     memo: dict = {}
     out = []
     for c in gc.costs:
         p = node_pol.get(c.name, pol) if node_pol else pol
-        nk = keys.get(c.name)
-        if nk is None:
-            out.append(cal.predict_op(by_name[c.name], c, profile, p))
-            continue
-        w = c.work
-        k = (nk, id(p), c.kernels, tuple(c.bytes.items()), tuple([(f.precision, f.unit, f.flops) for f in c.flops]),
-             w.bytes_read, w.bytes_written, w.weight_bytes, w.notes, tuple(w.input_bytes.values()), w.gemm,
-             w.gemm_operand_bytes, w.rows, w.overlaps_producer, w.fused_attention, w.channel_walk,
-             tuple(w.flops.items()))
+        wk = work_keys.get(c.name)
+        if wk is not None:  # the work is the node kind's: its bytes per level remain (maps alive, ids unique)
+            k = (wk, id(p), id(c.bytes))
+        else:
+            nk = keys.get(c.name)
+            if nk is None:
+                out.append(cal.predict_op(by_name[c.name], c, profile, p))
+                continue
+            w = c.work
+            k = (nk, id(p), c.kernels, tuple(c.bytes.items()),
+                 tuple([(f.precision, f.unit, f.flops) for f in c.flops]), w.bytes_read, w.bytes_written,
+                 w.weight_bytes, w.notes, tuple(w.input_bytes.values()), w.gemm, w.gemm_operand_bytes, w.rows,
+                 w.overlaps_producer, w.fused_attention, w.channel_walk, tuple(w.flops.items()))
         hit = memo.get(k)
         if hit is None:
             hit = memo[k] = cal.predict_op(by_name[c.name], c, profile, p)
@@ -111,6 +115,22 @@ def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile,
         else:
             out.append(_with_cost(hit, c) if type(hit) is OpPrediction else replace(hit, cost=c))
     return tuple(out)
+
+
+def _op_infos(gc, by_name: Mapping) -> dict:
+    """op_info of every costed node, once per node key (an OpInfo is read-only: shared)."""
+    keys = gc.keys
+    memo: dict = {}
+    out = {}
+    for c in gc.costs:
+        k = keys.get(c.name)
+        info = memo.get(k) if k is not None else None
+        if info is None:
+            info = op_info(by_name[c.name])
+            if k is not None:
+                memo[k] = info
+        out[c.name] = info
+    return out
 
 
 def _with_cost(pred: OpPrediction, cost) -> OpPrediction:

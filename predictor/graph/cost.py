@@ -38,6 +38,9 @@ class GraphCost:
     unshaped: Mapping[str, int]  # op type -> count (formula needed a shape inference could not give)
     # node name -> graph/memo.node_key of the node (valid while the nodes are alive)
     keys: Mapping[str, tuple] = field(default_factory=dict, compare=False, repr=False)
+    # node name -> (node key, id of its policy, opset) for nodes whose work is their formula's (no runtime pattern
+    # changed it): equal work keys are equal works but for tensor names
+    work_keys: Mapping[str, tuple] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def not_costed(self) -> dict[str, int]:
@@ -98,17 +101,21 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = 21,
     pol_of = (lambda n: node_policies.get(n.name, policy)) if node_policies else (lambda n: policy)
     memo_key = _work_key(nodes, policy, opset, graph_inputs, runtime_patterns, node_policies)
     reused = _WORK_MEMO.get().get(memo_key) if memo_key is not None else None
+    # node name -> its key (graph/memo.py); node name -> (node key, policy id, opset): the work of a node the
+    # runtime patterns leave as costed is fixed by it (but for tensor names)
+    keys: dict[str, tuple] = {}
+    work_keys: dict[str, tuple] = {}
     if reused is not None:  # within reuse_work(): these nodes were costed before, under another GPU
-        _, seq, unsupported, unshaped, keys = reused
-    keys: dict[str, tuple] = {} if reused is None else keys
+        _, seq, unsupported, unshaped, keys, work_keys = reused
     memo: dict[tuple, tuple] = {}  # (node key, policy, opset) -> (work or a failure, input_bytes by position)
     for node in nodes if reused is None else ():
         pol = pol_of(node)
-        keys[node.name] = nk = node_key(node)
-        mk = (nk, id(pol), opset)
+        mk = (node_key(node), id(pol), opset)
         hit = memo.get(mk)
         if hit is not None:
-            work, template = hit
+            work, template, mk = hit  # the entry's own key: nodes alike share one key object
+            keys[node.name] = mk[0]
+            work_keys[node.name] = mk
             if template:
                 work = with_names(work, template, node)
         else:
@@ -116,9 +123,11 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = 21,
                 work = node_work(node, pol, opset)
             except ShapeUnknown:
                 work = _UNSHAPED
+            keys[node.name] = mk[0]
+            work_keys[node.name] = mk
             template = work_template(node, work) if work.__class__ is OpWork else ()
             if template is not None:  # None: names a tensor that is not an input, computed for every such node
-                memo[mk] = (work, template)
+                memo[mk] = (work, template, mk)
         if work is _UNSHAPED:
             unshaped[node.op_type] = unshaped.get(node.op_type, 0) + 1
             continue
@@ -127,14 +136,18 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = 21,
             unsupported[key] = unsupported.get(key, 0) + 1
             continue
         seq.append((node, work))
-    if runtime_patterns and reused is None:
+    if reused is None and runtime_patterns:
+        before = seq
         seq = runtime.apply(seq, nodes, graph_inputs)
+        for (n, w), (_, w0) in zip(seq, before):
+            if w is not w0:
+                del work_keys[n.name]
     if memo_key is not None and reused is None:
-        _WORK_MEMO.get()[memo_key] = (nodes, seq, unsupported, unshaped, keys)  # keeps `nodes` alive: its id stays its own
+        _WORK_MEMO.get()[memo_key] = (nodes, seq, unsupported, unshaped, keys, work_keys)  # keeps `nodes` alive: its id stays its own
     levels = (traffic or CompulsoryTraffic()).assign(seq, policy.matmul[1], policy.storage_bytes)
     fm: dict = {}
     costs = tuple([to_cost(n, w, pol_of(n), lb, fm) for (n, w), lb in zip(seq, levels)])
-    return GraphCost(costs, frozen_map(unsupported), frozen_map(unshaped), keys)
+    return GraphCost(costs, frozen_map(unsupported), frozen_map(unshaped), keys, work_keys)
 
 
 _UNSHAPED = object()  # a node whose formula needed a shape that is not known

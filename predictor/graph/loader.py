@@ -531,8 +531,9 @@ def _collect_infos(model: onnx.ModelProto) -> dict[str, TensorInfo]:
         for vi in vis:
             if vi.name not in infos or infos[vi.name].shape is None:
                 infos[vi.name] = _info_from_value_info(vi)
-    for t in g.initializer:
-        infos[t.name] = TensorInfo(t.name, dtype_name(t.data_type), tuple(int(d) for d in t.dims))
+    names = ONNX_TYPE_NAMES
+    for t in g.initializer:  # fixed before inference runs: is_initializer (see _static_tensors)
+        infos[t.name] = TensorInfo(t.name, names.get(t.data_type, "unknown"), tuple(t.dims), True)
     return infos
 
 
@@ -762,6 +763,7 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
         outs = tuple([get(o) or _unknown(infos, o, static) for o in n.output])
         known = {i: known_values[i] for i in n.input if i in known_values} if known_values else None
         props = n.proto.metadata_props
+        known = frozen_map(known) if known else _EMPTY
         meta = {p.key: p.value for p in props} if len(props) else None
         if meta and not all(type(x) is str for kv in meta.items() for x in kv):
             raise PredictorError(f"node '{name}': metadata is not valid UTF-8 (corrupt file)")
@@ -780,8 +782,7 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
                 scope = scopes[head] = node_scope(n.name, None)
         else:
             scope = node_scope(n.name, meta)
-        nodes.append(Node(name=name, op_type=n.op_type, domain=n.domain, inputs=ins, outputs=outs, attrs=attrs,
-                          const_inputs=frozen_map(known) if known else _EMPTY, scope=scope))
+        nodes.append(Node(name, n.op_type, n.domain, ins, outs, attrs, known, scope))
     return tuple(nodes)
 
 
