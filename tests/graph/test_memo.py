@@ -86,3 +86,11 @@ def test_copies_keep_every_field():
     assert {f.name for f in dataclasses.fields(OpPrediction)} == {
         "cost", "time_s", "bound", "level_time_s", "efficiency", "extra_kernels", "extra_time_s"}
     assert _with_cost(p, "d") == dataclasses.replace(p, cost="d")
+
+
+def test_memlevel_hash_is_enums_own():
+    """MemLevel hashes with str's C function: the same value Enum's own __hash__ gives (its name's)."""
+    from predictor.types import MemLevel
+
+    for lv in MemLevel:
+        assert lv.name == lv.value and hash(lv) == hash(lv.name)
