@@ -197,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
             if argv and argv[0] in SUBCOMMANDS:
                 return _subcommand(argv[0], argv[1:])
             args = build_parser().parse_args(argv)
+            if args.branch == "max" and not args.loop_trips:  # the defaults: no options to set
+                return _predict(args)
             from .graph.control_flow import options as control_flow_options
 
             with control_flow_options(args.branch, dict(args.loop_trips)):
@@ -513,9 +515,10 @@ def _predict_body(args: argparse.Namespace) -> int:
         write_charts(series, profile, pred.precision, args.plot,
                      title=f"{pred.model} {pred.precision} batch {pred.batch} on {profile.name} ({what}, "
                            f"{pred.calibration})")
-    from .api import Prediction
+    if getattr(args, "report", None):
+        from .api import Prediction
 
-    _html_report(args, Prediction(pred, profile))
+        _html_report(args, Prediction(pred, profile))
     return 0
 
 

@@ -39,7 +39,6 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Mapping
 
 from .graph.fused import base_op, channels_last, runtime_op
@@ -352,15 +351,18 @@ def parse_calibration(doc: Any, where: str) -> dict:
     return doc
 
 
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")  # the bundled calibrations
+
+
 def bundled_calibration(profile: MachineProfile) -> FittedCalibration | None:
     """The bundled fit for this GPU, or the H200 fit transferred to it; None when no fit is bundled."""
-    files = {e.name for e in resources.files("predictor").joinpath("data").iterdir()} \
-        if resources.files("predictor").joinpath("data").is_dir() else set()
+    files = set(os.listdir(DATA_DIR)) if os.path.isdir(DATA_DIR) else set()
     own = f"calibration_{profile.name}.json"
     name = own if own in files else ("calibration_h200.json" if "calibration_h200.json" in files else None)
     if name is None:
         return None
-    doc = parse_calibration(json.loads(resources.files("predictor").joinpath("data", name).read_text()), name)
+    with open(os.path.join(DATA_DIR, name), encoding="utf-8") as f:
+        doc = parse_calibration(json.load(f), name)
     transferred = None if name == own else doc["gpu"]
     return FittedCalibration(doc, name, transferred)
 

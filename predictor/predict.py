@@ -5,7 +5,6 @@ import os
 from dataclasses import replace
 from typing import Mapping
 
-from .amp import autocast, is_mixed
 from .calibrate import Calibration, Uncalibrated
 from .graph.cost import cost_graph
 from .graph.loader import Graph, load
@@ -14,6 +13,7 @@ from .machine.profile import MachineProfile
 from .opinfo import op_info
 from .optimize import apply_passes
 from .optimize import resolve as resolve_passes
+from .precision import MIXED
 from .precision import policy as get_policy
 from .types import NetworkPrediction, OpPrediction, PredictorError, frozen_map
 
@@ -38,11 +38,14 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
     cal = calibration or Uncalibrated()
     traffic = traffic_for(profile)
     node_pol: Mapping = {}
-    if is_mixed(pol.name):  # torch.autocast: per-node precision and the casts it launches
+    mixed_precision = pol.name in MIXED
+    if mixed_precision:  # torch.autocast: per-node precision and the casts it launches
+        from .amp import autocast
+
         mixed = autocast(graph, pol.name)
         graph, node_pol = mixed.graph, mixed.node_policy
     qnotes: tuple[str, ...] = ()
-    if not is_mixed(pol.name):  # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py)
+    if not mixed_precision:  # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py)
         from .quant import has_quantisation, quantise
 
         if has_quantisation(graph):
