@@ -169,6 +169,9 @@ def build_validate_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="predict validate", description="Predicted vs measured (Nsight Compute CSV) per op and network.")
     p.add_argument("model", help="ONNX file the samples were measured from")
     p.add_argument("--ncu", required=True, metavar="SAMPLES.csv", help="ncu --csv output (raw or details page)")
+    p.add_argument("--allow-mismatch", action="store_true",
+                   help="compare even when the CSV looks measured at another precision, batch size or network "
+                   "(by default an error)")
     _common_args(p)
     return p
 
@@ -318,7 +321,8 @@ def _validate(args: argparse.Namespace) -> int:
 
     with working(f"validating {args.model}", enabled=not args.quiet):
         v = validate(args.model, profile, args.ncu, args.precision, args.batch,
-                     calibration=_calibration_for(args, profile), shapes=dict(args.shape))
+                     calibration=_calibration_for(args, profile), shapes=dict(args.shape),
+                     allow_mismatch=args.allow_mismatch)
     from .coverage import require_coverage
 
     require_coverage(v.prediction, args.allow_partial)
