@@ -182,27 +182,37 @@ def opset_of(model: onnx.ModelProto) -> int:
 
 def load(path: str, batch: int | None = None, shapes: Mapping[str, tuple[int, ...]] | None = None) -> Graph:
     """Load ``path`` and bind its symbolic dims; see the module docstring."""
-    model = read_model(path)
-    return load_model_proto(model, batch=batch, shapes=shapes, path=path)
+    # the parsed model is handed over in a list nothing else holds: the loader drops it before it builds the
+    # nodes, so its memory (several times the file's) is not held while the graph's is allocated
+    return _load_owned([read_model(path)], batch, shapes, path)
 
 
 def load_model_proto(model: onnx.ModelProto, batch: int | None = None,
                      shapes: Mapping[str, tuple[int, ...]] | None = None, path: str = "<memory>") -> Graph:
+    return _load_owned([model], batch, shapes, path)
+
+
+def _load_owned(box: list, batch: int | None, shapes: Mapping[str, tuple[int, ...]] | None, path: str) -> Graph:
+    """Load the model in ``box`` (a one-item list, emptied: the caller's list is then the loader's only way to it)."""
     # the loader allocates a few objects per tensor and keeps them all: the cyclic garbage collector
     # would only re-scan them (a third of the load time of a 6,000-node graph)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        if _has_control_flow(model):
-            return _load_control_flow(model, batch, shapes, path)
-        return _load(model, batch, shapes, path)
+        if _has_control_flow(box[0]):
+            return _load_control_flow(box.pop(), batch, shapes, path)
+        return _load(box, batch, shapes, path)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[int, ...]] | None,
+def _load(model: onnx.ModelProto | list, batch: int | None, shapes: Mapping[str, tuple[int, ...]] | None,
           path: str) -> Graph:
+    """``model``: the ModelProto, or a one-item list holding it (then the proto is dropped as soon as the graph's
+    nodes no longer need it)."""
+    if isinstance(model, list):
+        model = model.pop()
     if len(model.graph.sparse_initializer):
         _dense_stubs(model)
     if model.functions:
@@ -244,20 +254,25 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
         for k in gained:
             infos[k] = inferred[k]
         _, unknown = _complete_shapes(raw, infos, consts)
-    nodes = _build_nodes(raw, infos, consts, static)
     g = model.graph
+    graph_name = g.name or os.path.basename(path)
+    input_names = [i.name for i in g.input if i.name not in init_names]
+    output_names = [o.name for o in g.output]
+    producer = f"{model.producer_name} {model.producer_version}".strip()
+    del g, model  # from here on the graph is built from Python objects alone
+    nodes = _build_nodes(raw, infos, consts, static)
 
     def info(name: str) -> TensorInfo:
         return infos.get(name) or _unknown(infos, name, static)
 
     return Graph(
-        name=g.name or os.path.basename(path),
+        name=graph_name,
         path=path,
         opset=opset,
         nodes=nodes,
-        inputs=tuple(info(i.name) for i in g.input if i.name not in init_names),
-        outputs=tuple(info(o.name) for o in g.output),
-        producer=f"{model.producer_name} {model.producer_version}".strip(),
+        inputs=tuple(info(n) for n in input_names),
+        outputs=tuple(info(n) for n in output_names),
+        producer=producer,
         input_bindings=frozen_map(bindings),
         notes=notes,
     )
@@ -470,7 +485,7 @@ def _check_graph(model: onnx.ModelProto, init_names: set[str]) -> list[RawNode]:
     not UTF-8 (protobuf then hands out bytes instead of str).
     """
     g = model.graph
-    raw = [RawNode(n) for n in g.node]
+    raw = [RawNode(n, k) for k, n in enumerate(g.node)]
     known = {i.name for i in g.input} | init_names | {""}
     chain = itertools.chain.from_iterable
     types = set(map(type, chain((n.op_type, n.domain, n.name) for n in raw)))
@@ -499,11 +514,13 @@ def _check_graph(model: onnx.ModelProto, init_names: set[str]) -> list[RawNode]:
 def _sort_proto(model: onnx.ModelProto, raw: list[RawNode]) -> None:
     """Put the proto's nodes in ``raw``'s (topological) order, as ONNX inference needs."""
     g = model.graph
-    if all(a is b.proto for a, b in zip(g.node, raw)):
+    if all(b.index == k for k, b in enumerate(raw)):
         return
-    nodes = [n.proto for n in raw]
+    nodes = [g.node[b.index] for b in raw]
     del g.node[:]
-    g.node.extend(nodes)  # copies; each RawNode keeps its (now detached) original
+    g.node.extend(nodes)  # copies of the (now detached) originals
+    for k, b in enumerate(raw):
+        b.index = k
 
 
 def _topo_order(raw: list[RawNode], produced_by: dict[str, int]) -> list[int] | None:
@@ -794,9 +811,8 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
         ins = tuple([(get(i) or _unknown(infos, i, static)) if i else None for i in n.input])
         outs = tuple([get(o) or _unknown(infos, o, static) for o in n.output])
         known = {i: known_values[i] for i in n.input if i in known_values} if known_values else None
-        props = n.proto.metadata_props
         known = frozen_map(known) if known else _EMPTY
-        meta = {p.key: p.value for p in props} if len(props) else None
+        meta = n.meta
         if meta and not all(type(x) is str for kv in meta.items() for x in kv):
             raise PredictorError(f"node '{name}': metadata is not valid UTF-8 (corrupt file)")
         if not n.attrs:

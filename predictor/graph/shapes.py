@@ -59,12 +59,15 @@ _ATTR_READERS = {
 
 
 class RawNode:
-    """A NodeProto's fields copied once into Python objects (protobuf field access is slow)."""
+    """A NodeProto's fields copied once into Python objects (protobuf field access is slow). It keeps no reference
+    to the proto (the loader drops the parsed model before it builds the graph)."""
 
-    __slots__ = ("op_type", "domain", "name", "input", "output", "attrs", "proto", "attr_key")
+    __slots__ = ("op_type", "domain", "name", "input", "output", "attrs", "index", "meta", "attr_key")
 
-    def __init__(self, proto):
-        self.proto = proto
+    def __init__(self, proto, index: int = 0):
+        self.index = index  # the node's position in its graph's node list
+        props = proto.metadata_props  # {key: value}, None when there is none
+        self.meta = {p.key: p.value for p in props} if len(props) else None
         self.op_type = proto.op_type
         self.domain = proto.domain
         self.name = proto.name
