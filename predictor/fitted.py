@@ -55,6 +55,8 @@ _NO_TIME = frozen_map({k: 0.0 for k in ("compute", "L1", "L2", "HBM", "latency")
 
 @dataclass(frozen=True)
 class ClassParams:
+    """The fitted parameters of one kernel class at one precision."""
+
     t0_s: float
     eff_compute: float
     eff_memory: float
@@ -66,6 +68,8 @@ class ClassParams:
 
 @dataclass(frozen=True)
 class HiddenKernel:
+    """Kernels the runtime adds around a node (layout transforms, casts)."""
+
     kind: str  # e.g. "layout", "cast"
     count: float  # kernels per node on average (fitted from the kernel-to-op mapping)
     bytes_of: str  # "input", "output", "io" (which tensors it moves, read + write) or "none"

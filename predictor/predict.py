@@ -18,6 +18,11 @@ from .precision import policy as get_policy
 from .types import NetworkPrediction, OpPrediction, PredictorError, frozen_map
 
 
+# the op types of a quantised graph (quant.INT8_OPS and the Q/DQ pair; tests/graph/test_memo.py checks they agree)
+QUANT_OPS = frozenset({"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "DequantizeLinear",
+                       "QuantizeLinear"})
+
+
 def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32",
                   calibration: Calibration | None = None, strict: bool = False,
                   batch: int | None = None, optimize: tuple[str, ...] | str = (), mode: str = "infer",
@@ -45,7 +50,8 @@ def predict_graph(graph: Graph, profile: MachineProfile, precision: str = "fp32"
         mixed = autocast(graph, pol.name)
         graph, node_pol = mixed.graph, mixed.node_policy
     qnotes: tuple[str, ...] = ()
-    if not mixed_precision:  # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py)
+    # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py, imported only for them)
+    if not mixed_precision and any(n.op_type in QUANT_OPS for n in graph.nodes):
         from .quant import has_quantisation, quantise
 
         if has_quantisation(graph):

@@ -19,6 +19,8 @@ from .types import MemLevel, NetworkPrediction, OpPrediction
 
 @dataclass(frozen=True)
 class ClassRow:
+    """One op class's totals in the table."""
+
     op_class: str
     time_s: float
     share: float

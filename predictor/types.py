@@ -146,6 +146,8 @@ class OpWork:
 
 @dataclass(frozen=True)
 class FlopCount:
+    """FLOPs of one (precision, unit)."""
+
     precision: Precision
     unit: Unit
     flops: float
@@ -186,6 +188,8 @@ class OpPrediction:
 
 @dataclass(frozen=True)
 class NetworkPrediction:
+    """A network's prediction: its ops, what was not costed, and how it was made."""
+
     model: str
     gpu: str
     precision: str  # the precision policy's name (fp32, tf32, fp16, ...)

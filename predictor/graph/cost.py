@@ -33,6 +33,8 @@ class CompulsoryTraffic:
 
 @dataclass(frozen=True)
 class GraphCost:
+    """The costed nodes of a graph and those that could not be costed."""
+
     costs: tuple[OpCost, ...]
     unsupported: Mapping[str, int]  # op type -> count (no formula)
     unshaped: Mapping[str, int]  # op type -> count (formula needed a shape inference could not give)

@@ -134,6 +134,8 @@ def _numel(shape) -> int:
 
 @dataclass(frozen=True)
 class _SdpaMatch:
+    """The nodes of one scaled-dot-product attention call."""
+
     group: list  # every node of the call, the second MatMul last
     mq: Node
     mk: Node

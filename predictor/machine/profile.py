@@ -28,6 +28,8 @@ _SCALARS = ("sm_count", "sm_clock_hz", "l2_bytes", "hbm_bytes", "launch_overhead
 
 @dataclass(frozen=True)
 class MachineProfile:
+    """A GPU's ceilings and sizes, every number with its source (see the module text)."""
+
     name: str
     full_name: str
     aliases: tuple[str, ...]

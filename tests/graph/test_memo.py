@@ -94,3 +94,11 @@ def test_memlevel_hash_is_enums_own():
 
     for lv in MemLevel:
         assert lv.name == lv.value and hash(lv) == hash(lv.name)
+
+
+def test_quant_op_types_agree():
+    """predict.QUANT_OPS (checked before the quant module is imported) names the op types quant.py rewrites."""
+    from predictor.predict import QUANT_OPS
+    from predictor.quant import INT8_OPS
+
+    assert QUANT_OPS == INT8_OPS | {"DequantizeLinear", "QuantizeLinear"}
