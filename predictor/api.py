@@ -360,11 +360,13 @@ class ValidationResult(_Result):
 
 
 def validate(model: str, gpu: str | MachineProfile, ncu: str, precision: str = "fp32", batch: int | None = None,
-             shapes: Mapping[str, Sequence[int]] | None = None, calibration: Any = "bundled") -> ValidationResult:
-    """``model`` predicted against the Nsight Compute CSV ``ncu`` measured from it, as ``predict validate``."""
+             shapes: Mapping[str, Sequence[int]] | None = None, calibration: Any = "bundled",
+             allow_mismatch: bool = False) -> ValidationResult:
+    """``model`` predicted against the Nsight Compute CSV ``ncu`` measured from it, as ``predict validate``
+    (``allow_mismatch``: as ``--allow-mismatch``)."""
     from .validate import validate as run_validate
 
     profile = load_gpu(gpu)
     raw = run_validate(model, profile, ncu, precision, batch, calibration=_calibration(calibration, profile),
-                       shapes=_shapes(shapes))
+                       shapes=_shapes(shapes), allow_mismatch=allow_mismatch)
     return ValidationResult(raw, profile)

@@ -24,6 +24,7 @@ class Uncalibrated:
     """Roofline at 100% of every ceiling; each kernel costs at least the eager launch overhead."""
 
     name = "uncalibrated"
+    predict_op_by_key = True  # predict_op reads only the node's key and the cost's numbers (predict.predict_ops)
 
     def predict_op(self, node: Node, cost: OpCost, profile: MachineProfile,
                    policy: PrecisionPolicy) -> OpPrediction:

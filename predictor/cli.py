@@ -102,6 +102,9 @@ def build_validate_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="predict validate", description="Predicted vs measured (Nsight Compute CSV) per op and network.")
     p.add_argument("model", help="ONNX file the samples were measured from")
     p.add_argument("--ncu", required=True, metavar="SAMPLES.csv", help="ncu --csv output (raw or details page)")
+    p.add_argument("--allow-mismatch", action="store_true",
+                   help="compare even when the CSV looks measured at another precision, batch size or network "
+                   "(by default an error)")
     _common_args(p)
     return p
 
@@ -130,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             if argv and argv[0] in SUBCOMMANDS:
                 return _subcommand(argv[0], argv[1:])
             args = build_parser().parse_args(argv)
+            if args.branch == "max" and not args.loop_trips:  # the defaults: no options to set
+                return _predict(args)
             from .graph.control_flow import options as control_flow_options
 
             with control_flow_options(args.branch, dict(args.loop_trips)):
@@ -231,7 +236,8 @@ def _validate(args: argparse.Namespace) -> int:
 
     with working(f"validating {args.model}", enabled=not args.quiet):
         v = validate(args.model, profile, args.ncu, args.precision, args.batch,
-                     calibration=_calibration_for(args, profile), shapes=dict(args.shape))
+                     calibration=_calibration_for(args, profile), shapes=dict(args.shape),
+                     allow_mismatch=args.allow_mismatch)
     from .coverage import require_coverage
 
     require_coverage(v.prediction, args.allow_partial)
@@ -420,9 +426,10 @@ def _predict_body(args: argparse.Namespace) -> int:
         write_charts(series, profile, pred.precision, args.plot,
                      title=f"{pred.model} {pred.precision} batch {pred.batch} on {profile.name} ({what}, "
                            f"{pred.calibration})")
-    from .api import Prediction
+    if getattr(args, "report", None):
+        from .api import Prediction
 
-    _html_report(args, Prediction(pred, profile))
+        _html_report(args, Prediction(pred, profile))
     return 0
 
 

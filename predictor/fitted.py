@@ -41,7 +41,6 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Mapping
 
 from .graph.fused import base_op, channels_last, runtime_op
@@ -64,6 +63,8 @@ _NO_TIME = frozen_map({k: 0.0 for k in ("compute", "L1", "L2", "HBM", "latency")
 
 @dataclass(frozen=True)
 class ClassParams:
+    """The fitted parameters of one kernel class at one precision."""
+
     t0_s: float
     eff_compute: float
     eff_memory: float
@@ -75,6 +76,8 @@ class ClassParams:
 
 @dataclass(frozen=True)
 class HiddenKernel:
+    """Kernels the runtime adds around a node (layout transforms, casts)."""
+
     kind: str  # e.g. "layout", "cast"
     count: float  # kernels per node on average (fitted from the kernel-to-op mapping)
     bytes_of: str  # "input", "output", "io" (which tensors it moves, read + write) or "none"
@@ -87,6 +90,8 @@ class HiddenKernel:
 
 class FittedCalibration:
     """Implements the Calibration protocol of predictor.calibrate from a fitted parameter file."""
+
+    predict_op_by_key = True  # predict_op reads only the node's key and the cost's numbers (predict.predict_ops)
 
     def __init__(self, doc: Mapping[str, Any], source: str = "<calibration>", transferred_from: str | None = None):
         self.doc = doc
@@ -301,15 +306,18 @@ def parse_calibration(doc: Any, where: str) -> dict:
     return doc
 
 
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")  # the bundled calibrations
+
+
 def bundled_calibration(profile: MachineProfile) -> FittedCalibration | None:
     """The bundled fit for this GPU, or the H200 fit transferred to it; None when no fit is bundled."""
-    files = {e.name for e in resources.files("predictor").joinpath("data").iterdir()} \
-        if resources.files("predictor").joinpath("data").is_dir() else set()
+    files = set(os.listdir(DATA_DIR)) if os.path.isdir(DATA_DIR) else set()
     own = f"calibration_{profile.name}.json"
     name = own if own in files else ("calibration_h200.json" if "calibration_h200.json" in files else None)
     if name is None:
         return None
-    doc = parse_calibration(json.loads(resources.files("predictor").joinpath("data", name).read_text()), name)
+    with open(os.path.join(DATA_DIR, name), encoding="utf-8") as f:
+        doc = parse_calibration(json.load(f), name)
     transferred = None if name == own else doc["gpu"]
     return FittedCalibration(doc, name, transferred)
 

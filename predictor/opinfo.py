@@ -14,6 +14,8 @@ _FLOAT = ("float", "bfloat16")
 
 @dataclass(frozen=True)
 class OpInfo:
+    """Output shape and parameter count of a node."""
+
     output_shape: tuple[int, ...] | None   # the first output's shape (None when not inferred)
     params: int                            # elements of float initializer inputs
 

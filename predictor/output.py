@@ -23,14 +23,12 @@
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import math
 import os
 import re
 import stat
 import sys
-import tempfile
 from typing import Callable, Iterable, Iterator
 
 from .types import PredictorError
@@ -72,6 +70,8 @@ def safe_cell(v):
 
 class _SafeWriter:
     def __init__(self, buf):
+        import csv  # only for CSV output
+
         self._w = csv.writer(buf, lineterminator="\n")
 
     def writerow(self, row: Iterable):
@@ -138,6 +138,8 @@ _STAGE: list[tuple[str, str]] | None = None  # (temporary, destination) of the r
 def _temp_beside(path: str) -> str:
     d = os.path.dirname(os.path.abspath(path))
     base = os.path.basename(path)
+    import tempfile  # only when a file is written
+
     fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp" + os.path.splitext(base)[1], dir=d)
     os.close(fd)
     return tmp

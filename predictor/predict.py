@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
-from .amp import autocast, is_mixed
 from .calibrate import Calibration, Uncalibrated
 from .graph.cost import cost_graph
 from .graph.loader import Graph, load
@@ -14,9 +13,14 @@ from .machine.profile import MachineProfile
 from .opinfo import op_info
 from .optimize import apply_passes
 from .optimize import resolve as resolve_passes
-from .precision import PrecisionPolicy
+from .precision import MIXED, PrecisionPolicy
 from .precision import policy as get_policy
-from .types import DEFAULT_OPSET, NetworkPrediction, PredictorError, frozen_map
+from .types import DEFAULT_OPSET, NetworkPrediction, OpPrediction, PredictorError, frozen_map
+
+
+# the op types of a quantised graph (quant.INT8_OPS and the Q/DQ pair; tests/graph/test_memo.py checks they agree)
+QUANT_OPS = frozenset({"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "DequantizeLinear",
+                       "QuantizeLinear"})
 
 
 @dataclass(frozen=True)
@@ -34,11 +38,15 @@ def prepare_graph(graph: Graph, pol: PrecisionPolicy, optimize: tuple[str, ...] 
     """The one rewrite of a loaded graph that inference (predict_graph) and a training step (predictor/train) cost."""
     passes = resolve_passes(optimize)
     node_pol: Mapping = {}
-    qnotes: tuple[str, ...] = ()
-    if is_mixed(pol.name):  # torch.autocast: per-node precision and the casts it launches
+    mixed_precision = pol.name in MIXED
+    if mixed_precision:  # torch.autocast: per-node precision and the casts it launches
+        from .amp import autocast
+
         mixed = autocast(graph, pol.name)
         graph, node_pol = mixed.graph, mixed.node_policy
-    else:  # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py)
+    qnotes: tuple[str, ...] = ()
+    # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py, imported only for them)
+    if not mixed_precision and any(n.op_type in QUANT_OPS for n in graph.nodes):
         from .quant import has_quantisation, quantise
 
         if has_quantisation(graph):
@@ -76,7 +84,7 @@ def predict_prepared(prepared: PreparedGraph, profile: MachineProfile, pol: Prec
         listing = ", ".join(f"{k} x{v}" for k, v in sorted(not_costed.items()))
         raise PredictorError(f"--strict: ops the cost model does not know: {listing}")
     by_name = {n.name: n for n in graph.nodes}
-    ops = tuple(cal.predict_op(by_name[c.name], c, profile, node_pol.get(c.name, pol)) for c in gc.costs)
+    ops = predict_ops(cal, gc, by_name, profile, pol, node_pol)
     notes = tuple(getattr(graph, "notes", ())) + prepared.notes
     if control is not None:  # repeat Loop/Scan bodies, keep the larger branch of a data-dependent If
         from .graph.control_flow import resolve
@@ -94,9 +102,64 @@ def predict_prepared(prepared: PreparedGraph, profile: MachineProfile, pol: Prec
         calibration=cal.name,
         eager_time_s=eager(list(ops), 0) if eager is not None else None,
         optimizations=passes,
-        op_info=frozen_map({c.name: op_info(by_name[c.name]) for c in gc.costs}),
+        op_info=frozen_map(_op_infos(gc, by_name)),
         notes=notes,
     )
+
+
+def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile, pol, node_pol: Mapping) -> tuple:
+    """``cal.predict_op`` of every costed node. The bundled calibrations' ``predict_op`` is a function of the
+    node's key (graph/memo.py), its policy and the cost's numbers: nodes alike in all three (a network's
+    repeated layers) are predicted once and share the result, with their own cost."""
+    if not type(cal).__dict__.get("predict_op_by_key", False):
+        return tuple([cal.predict_op(by_name[c.name], c, profile, node_pol.get(c.name, pol)) for c in gc.costs])
+    keys, work_keys = gc.keys, gc.work_keys
+    memo: dict = {}
+    out = []
+    for c in gc.costs:
+        p = node_pol.get(c.name, pol) if node_pol else pol
+        wk = work_keys.get(c.name)
+        if wk is not None:  # the work is the node kind's: its bytes per level remain (maps alive, ids unique)
+            k = (wk, id(p), id(c.bytes))
+        else:
+            nk = keys.get(c.name)
+            if nk is None:
+                out.append(cal.predict_op(by_name[c.name], c, profile, p))
+                continue
+            w = c.work
+            k = (nk, id(p), c.kernels, tuple(c.bytes.items()),
+                 tuple([(f.precision, f.unit, f.flops) for f in c.flops]), w.bytes_read, w.bytes_written,
+                 w.weight_bytes, w.notes, tuple(w.input_bytes.values()), w.gemm, w.gemm_operand_bytes, w.rows,
+                 w.overlaps_producer, w.fused_attention, w.channel_walk, tuple(w.flops.items()))
+        hit = memo.get(k)
+        if hit is None:
+            hit = memo[k] = cal.predict_op(by_name[c.name], c, profile, p)
+            out.append(hit)
+        else:
+            out.append(_with_cost(hit, c) if type(hit) is OpPrediction else replace(hit, cost=c))
+    return tuple(out)
+
+
+def _op_infos(gc, by_name: Mapping) -> dict:
+    """op_info of every costed node, once per node key (an OpInfo is read-only: shared)."""
+    keys = gc.keys
+    memo: dict = {}
+    out = {}
+    for c in gc.costs:
+        k = keys.get(c.name)
+        info = memo.get(k) if k is not None else None
+        if info is None:
+            info = op_info(by_name[c.name])
+            if k is not None:
+                memo[k] = info
+        out[c.name] = info
+    return out
+
+
+def _with_cost(pred: OpPrediction, cost) -> OpPrediction:
+    """``pred`` for another node's equal ``cost``."""
+    return OpPrediction(cost, pred.time_s, pred.bound, pred.level_time_s, pred.efficiency, pred.extra_kernels,
+                        pred.extra_time_s)
 
 
 def predict_file(path: str, gpu: MachineProfile, precision: str = "fp32", batch: int | None = None,

@@ -30,6 +30,8 @@ QDQ_OPS = {"Conv": (0, 1, 2), "MatMul": (0, 1), "Gemm": (0, 1, 2)}   # data, wei
 
 @dataclass(frozen=True)
 class QuantGraph:
+    """A quantised graph with int8 node policies."""
+
     graph: Graph
     node_policy: Mapping[str, PrecisionPolicy]
     fused: int          # Q/DQ nodes fused into int8 kernels

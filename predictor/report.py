@@ -52,9 +52,7 @@ def to_json_dict(pred: NetworkPrediction, profile: MachineProfile) -> dict:
         "ops": [op_json(o) for o in pred.ops],
         "unsupported": dict(pred.unsupported),
     }
-    from .machine.transfer import transfer_of
-
-    moved = transfer_of(str(pred.calibration), profile)
+    moved = _transfer(pred, profile)
     if moved is not None:  # the calibration of another GPU: what was carried over and how
         doc["transfer"] = moved.to_json()
     from .table import json_extras  # per op: op_class, output_shape, params, intensity; per class: totals
@@ -67,6 +65,17 @@ def to_json_dict(pred: NetworkPrediction, profile: MachineProfile) -> dict:
 
         extend_json(doc, pred)
     return doc
+
+
+def _transfer(pred: NetworkPrediction, profile: MachineProfile):
+    """machine.transfer.transfer_of for the prediction's calibration (the module is imported only for a calibration
+    named as transferred: ``fitted:GPU (transferred to another GPU)``)."""
+    name = str(pred.calibration)
+    if "(transferred" not in name:
+        return None
+    from .machine.transfer import transfer_of
+
+    return transfer_of(name, profile)
 
 
 def to_json(pred: NetworkPrediction, profile: MachineProfile) -> str:
@@ -102,9 +111,7 @@ def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) ->
     lines.append(f"model {pred.model} on {profile.full_name} ({profile.name}), precision {pred.precision}, "
                  f"batch {pred.batch}, calibration: {pred.calibration}"
                  + (f", optimize: {','.join(pred.optimizations)}" if getattr(pred, "optimizations", ()) else ""))
-    from .machine.transfer import transfer_of
-
-    moved = transfer_of(str(pred.calibration), profile)
+    moved = _transfer(pred, profile)
     if moved is not None:
         lines.append(moved.summary())
     lines += [f"note: {n}" for n in getattr(pred, "notes", ())]

@@ -48,6 +48,8 @@ def totals_lines(pred: NetworkPrediction, time_label: str) -> list[str]:
 
 @dataclass(frozen=True)
 class ClassRow:
+    """One op class's totals in the table."""
+
     op_class: str
     time_s: float
     share: float
@@ -60,13 +62,17 @@ class ClassRow:
 def class_rows(pred: NetworkPrediction) -> tuple[ClassRow, ...]:
     """One row per op class present, by time (largest first; ties by name)."""
     acc: dict[str, list] = {}
+    hbm = MemLevel.HBM
     for o in pred.ops:
-        e = acc.setdefault(op_class(o.cost.op_type), [0.0, 0, 0, 0.0, 0.0])
+        c = o.cost
+        e = acc.get(op_class(c.op_type))
+        if e is None:
+            e = acc[op_class(c.op_type)] = [0.0, 0, 0, 0.0, 0.0]
         e[0] += o.time_s
         e[1] += 1
-        e[2] += o.cost.kernels
-        e[3] += o.cost.total_flops
-        e[4] += o.cost.bytes.get(MemLevel.HBM, 0.0)
+        e[2] += c.kernels
+        e[3] += c.total_flops
+        e[4] += c.bytes.get(hbm, 0.0)
     total = pred.total_time_s
     rows = [ClassRow(c, t, t / total if total > 0 else 0.0, n, k, f, b) for c, (t, n, k, f, b) in acc.items()]
     return tuple(sorted(rows, key=lambda r: (-r.time_s, r.op_class)))

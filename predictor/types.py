@@ -6,6 +6,7 @@ Units are in the names: ``flops`` (an FMA is 2 FLOPs), ``bytes``, ``time_s``, ``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from enum import Enum
 from math import prod
 from types import MappingProxyType
@@ -39,6 +40,10 @@ class MemLevel(str, Enum):
     L1 = "L1"
     L2 = "L2"
     HBM = "HBM"
+
+    # the hash Enum gives (its name's, here equal to its value), by str's C function instead of a Python method:
+    # these are the keys of every op's bytes-per-level map
+    __hash__ = str.__hash__
 
 
 class Bound(str, Enum):
@@ -140,6 +145,8 @@ class OpWork:
 
 @dataclass(frozen=True)
 class FlopCount:
+    """FLOPs of one (precision, unit)."""
+
     precision: Precision
     unit: Unit
     flops: float
@@ -158,7 +165,7 @@ class OpCost:
 
     @property
     def total_flops(self) -> float:
-        return float(sum(f.flops for f in self.flops))
+        return float(sum([f.flops for f in self.flops]))
 
 
 @dataclass(frozen=True)
@@ -180,6 +187,8 @@ class OpPrediction:
 
 @dataclass(frozen=True)
 class NetworkPrediction:
+    """A network's prediction: its ops, what was not costed, and how it was made."""
+
     model: str
     gpu: str
     precision: str  # the precision policy's name (fp32, tf32, fp16, ...)
@@ -193,27 +202,34 @@ class NetworkPrediction:
     op_info: Mapping[str, Any] = field(default_factory=frozen_map)
     notes: tuple[str, ...] = ()  # what the loader or costing changed or assumed (opset upgrade, branch taken, ...)
 
-    @property
+    # sums over the ops, computed once (the dataclass is frozen: ``ops`` never changes)
+    @cached_property
     def total_time_s(self) -> float:
-        return float(sum(o.time_s for o in self.ops))
+        return float(sum([o.time_s for o in self.ops]))
 
-    @property
+    @cached_property
     def total_flops(self) -> float:
-        return float(sum(o.cost.total_flops for o in self.ops))
+        return float(sum([o.cost.total_flops for o in self.ops]))
 
     def total_bytes(self, level: MemLevel) -> float:
-        return float(sum(o.cost.bytes.get(level, 0.0) for o in self.ops))
+        v = self._total_bytes.get(level)
+        return v if v is not None else float(sum([o.cost.bytes.get(level, 0.0) for o in self.ops]))
 
-    @property
+    @cached_property
+    def _total_bytes(self) -> dict:
+        return {lv: float(sum([o.cost.bytes.get(lv, 0.0) for o in self.ops])) for lv in MemLevel}
+
+    @cached_property
     def kernels(self) -> int:
-        return int(sum(o.cost.kernels for o in self.ops))
+        return int(sum([o.cost.kernels for o in self.ops]))
 
     def bound_mix(self) -> dict[str, float]:
         """Share of total time per bound."""
         total = self.total_time_s or 1.0
         mix: dict[str, float] = {}
         for o in self.ops:
-            mix[o.bound.value] = mix.get(o.bound.value, 0.0) + o.time_s / total
+            b = o.bound._value_  # .value, without the enum descriptor
+            mix[b] = mix.get(b, 0.0) + o.time_s / total
         return mix
 
 

@@ -3,7 +3,9 @@
 The ncu CSV is parsed by `predictor.measure.ncu.parse` and its kernels are given to ONNX nodes by
 `predictor.measure.ncu.kernels.map_kernels` (innermost module NVTX range, op class, call order; node scopes
 from the loader), as the lab's `calibration.ncu.report` does. A CSV none of whose kernels can be given to a
-node (another network, another precision's kernel names) is an error, not a comparison. Per node, the measured op is the sum of its kernels:
+node (another network, another precision's kernel names) is an error, not a comparison, and so is one measured at
+another precision, batch size or network (`predictor.measure.ncu.match`: FLOPs by numeric format, total FLOPs
+and time; ``--allow-mismatch`` compares anyway). Per node, the measured op is the sum of its kernels:
 time (``gpu__time_duration``), FLOPs (tensor-pipe and CUDA-core counts), bytes at L1 (l1tex), L2 (lts)
 and HBM (dram read + write). The measured bound is the ceiling whose ideal time is largest at the
 measured counters. The measured network is every kernel, including those no node owns (layout transforms,
@@ -106,7 +108,9 @@ def read_ncu(path: str) -> list:
 
 
 def validate(model: str, profile: MachineProfile, ncu_csv: str, precision: str, batch: int | None,
-             calibration=None, shapes=None) -> Validation:
+             calibration=None, shapes=None, allow_mismatch: bool = False) -> Validation:
+    """``allow_mismatch``: compare even when the CSV looks measured at another precision, batch size or network
+    (predictor/measure/ncu/match.py); by default that is an error."""
     from .measure.ncu.kernels import graph_nodes, map_kernels
 
     from .graph.loader import load
@@ -134,6 +138,13 @@ def validate(model: str, profile: MachineProfile, ncu_csv: str, precision: str, 
         if p is not None or m is not None:
             rows.append(OpRow(n.name, n.op_type, p, m))
     network = measured_sample("network", "network", samples, profile)
+    if not allow_mismatch:
+        from .measure.ncu.match import mismatch
+
+        why = mismatch(samples, pred, network.time_s, network.flops)
+        if why is not None:
+            raise PredictorError(f"{ncu_csv} does not look measured from {model} at --precision {pred.precision}, "
+                                 f"batch {pred.batch}: {why} (--allow-mismatch compares anyway)")
     unattributed = {cat: (len(ks), float(sum(k.time_s for k in ks))) for cat, ks in mapping.unattributed.items()}
     hidden = (float(sum(len(o.extra_kernels) for o in pred.ops)), float(sum(o.extra_time_s for o in pred.ops)))
     return Validation(pred, predicted, Series("measured", tuple(meas_ops), network), tuple(rows),

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Sequence
 
 from ..precision import PrecisionPolicy
 from ..types import DEFAULT_OPSET, FlopCount, MemLevel, Node, OpCost, OpWork, Unit, frozen_map
 from .context import OpContext, ShapeUnknown
+from .memo import node_key, with_names, work_template
 from . import runtime
 from .registry import lookup
 
@@ -32,9 +33,16 @@ class CompulsoryTraffic:
 
 @dataclass(frozen=True)
 class GraphCost:
+    """The costed nodes of a graph and those that could not be costed."""
+
     costs: tuple[OpCost, ...]
     unsupported: Mapping[str, int]  # op type -> count (no formula)
     unshaped: Mapping[str, int]  # op type -> count (formula needed a shape inference could not give)
+    # node name -> graph/memo.node_key of the node (valid while the nodes are alive)
+    keys: Mapping[str, tuple] = field(default_factory=dict, compare=False, repr=False)
+    # node name -> (node key, id of its policy, opset) for nodes whose work is their formula's (no runtime pattern
+    # changed it): equal work keys are equal works but for tensor names
+    work_keys: Mapping[str, tuple] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def not_costed(self) -> dict[str, int]:
@@ -78,22 +86,33 @@ def _container_key(node: Node) -> str | None:
 
 
 def to_cost(node: Node, work: OpWork, policy: PrecisionPolicy,
-            level_bytes: Mapping[MemLevel, float] | None = None) -> OpCost:
-    flops: dict[tuple, float] = {}
-    for kind, f in work.flops.items():
-        if f:
-            key = policy.unit_for(kind)
-            flops[key] = flops.get(key, 0.0) + float(f)
+            level_bytes: Mapping[MemLevel, float] | None = None, _flops_memo: dict | None = None) -> OpCost:
+    """``_flops_memo``: {(id of work.flops, id of policy): FlopCounts}, for a caller whose works share their
+    ``flops`` mappings (cost_graph: nodes costed once per kind) and keep them alive."""
+    fk = (id(work.flops), id(policy))
+    counts = _flops_memo.get(fk) if _flops_memo is not None else None
+    if counts is None:
+        flops: dict[tuple, float] = {}
+        for kind, f in work.flops.items():
+            if f:
+                key = policy.unit_for(kind)
+                flops[key] = flops.get(key, 0.0) + float(f)
+        counts = tuple(FlopCount(p, u, f) for (p, u), f in flops.items())
+        if _flops_memo is not None:
+            _flops_memo[fk] = counts
     if level_bytes is None:
         level_bytes = {lv: work.bytes_read + work.bytes_written for lv in MemLevel}
     return OpCost(
         name=node.name,
         op_type=node.op_type,
-        flops=tuple(FlopCount(p, u, f) for (p, u), f in flops.items()),
-        bytes=frozen_map(level_bytes),
+        flops=counts,
+        bytes=level_bytes if type(level_bytes) is _PROXY else frozen_map(level_bytes),
         kernels=work.kernels,
         work=work,
     )
+
+
+_PROXY = type(frozen_map())
 
 
 def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFAULT_OPSET,
@@ -109,12 +128,34 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
     pol_of = (lambda n: node_policies.get(n.name, policy)) if node_policies else (lambda n: policy)
     memo_key = _work_key(nodes, policy, opset, graph_inputs, runtime_patterns, node_policies)
     reused = _WORK_MEMO.get().get(memo_key) if memo_key is not None else None
+    # node name -> its key (graph/memo.py); node name -> (node key, policy id, opset): the work of a node the
+    # runtime patterns leave as costed is fixed by it (but for tensor names)
+    keys: dict[str, tuple] = {}
+    work_keys: dict[str, tuple] = {}
     if reused is not None:  # within reuse_work(): these nodes were costed before, under another GPU
-        _, seq, unsupported, unshaped = reused
+        _, seq, unsupported, unshaped, keys, work_keys = reused
+    memo: dict[tuple, tuple] = {}  # (node key, policy, opset) -> (work or a failure, input_bytes by position)
     for node in nodes if reused is None else ():
-        try:
-            work = node_work(node, pol_of(node), opset)
-        except ShapeUnknown:
+        pol = pol_of(node)
+        mk = (node_key(node), id(pol), opset)
+        hit = memo.get(mk)
+        if hit is not None:
+            work, template, mk = hit  # the entry's own key: nodes alike share one key object
+            keys[node.name] = mk[0]
+            work_keys[node.name] = mk
+            if template:
+                work = with_names(work, template, node)
+        else:
+            try:
+                work = node_work(node, pol, opset)
+            except ShapeUnknown:
+                work = _UNSHAPED
+            keys[node.name] = mk[0]
+            work_keys[node.name] = mk
+            template = work_template(node, work) if work.__class__ is OpWork else ()
+            if template is not None:  # None: names a tensor that is not an input, computed for every such node
+                memo[mk] = (work, template, mk)
+        if work is _UNSHAPED:
             key = _container_key(node)
             if key is not None:
                 unsupported[key] = unsupported.get(key, 0) + 1
@@ -126,14 +167,21 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
             unsupported[key] = unsupported.get(key, 0) + 1
             continue
         seq.append((node, work))
-    if runtime_patterns and reused is None:
+    if reused is None and runtime_patterns:
+        before = seq
         seq = runtime.apply(seq, nodes, graph_inputs)
+        for (n, w), (_, w0) in zip(seq, before):
+            if w is not w0:
+                del work_keys[n.name]
     if memo_key is not None and reused is None:
-        _WORK_MEMO.get()[memo_key] = (nodes, seq, unsupported, unshaped)  # keeps `nodes` alive: its id stays its own
+        _WORK_MEMO.get()[memo_key] = (nodes, seq, unsupported, unshaped, keys, work_keys)  # keeps `nodes` alive: its id stays its own
     levels = (traffic or CompulsoryTraffic()).assign(seq, policy.matmul[1], policy.storage_bytes)
-    costs = tuple(to_cost(n, w, pol_of(n), lb) for (n, w), lb in zip(seq, levels))
-    return GraphCost(costs, frozen_map(unsupported), frozen_map(unshaped))
+    fm: dict = {}
+    costs = tuple([to_cost(n, w, pol_of(n), lb, fm) for (n, w), lb in zip(seq, levels)])
+    return GraphCost(costs, frozen_map(unsupported), frozen_map(unshaped), keys, work_keys)
 
+
+_UNSHAPED = object()  # a node whose formula needed a shape that is not known
 
 # the GPU-independent part of cost_graph (each node's formula, the runtime patterns), inside reuse_work()
 _WORK_MEMO: ContextVar[dict | None] = ContextVar("predictor_cost_work_memo", default=None)

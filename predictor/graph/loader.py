@@ -15,6 +15,7 @@ of :class:`Node` with typed tensors.
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -123,27 +124,37 @@ def opset_of(model: onnx.ModelProto) -> int:
 
 def load(path: str, batch: int | None = None, shapes: Mapping[str, tuple[int, ...]] | None = None) -> Graph:
     """Load ``path`` and bind its symbolic dims; see the module docstring."""
-    model = read_model(path)
-    return load_model_proto(model, batch=batch, shapes=shapes, path=path)
+    # the parsed model is handed over in a list nothing else holds: the loader drops it before it builds the
+    # nodes, so its memory (several times the file's) is not held while the graph's is allocated
+    return _load_owned([read_model(path)], batch, shapes, path)
 
 
 def load_model_proto(model: onnx.ModelProto, batch: int | None = None,
                      shapes: Mapping[str, tuple[int, ...]] | None = None, path: str = "<memory>") -> Graph:
+    return _load_owned([model], batch, shapes, path)
+
+
+def _load_owned(box: list, batch: int | None, shapes: Mapping[str, tuple[int, ...]] | None, path: str) -> Graph:
+    """Load the model in ``box`` (a one-item list, emptied: the caller's list is then the loader's only way to it)."""
     # the loader allocates a few objects per tensor and keeps them all: the cyclic garbage collector
     # would only re-scan them (a third of the load time of a 6,000-node graph)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        if _has_control_flow(model):
-            return _load_control_flow(model, batch, shapes, path)
-        return _load(model, batch, shapes, path)
+        if _has_control_flow(box[0]):
+            return _load_control_flow(box.pop(), batch, shapes, path)
+        return _load(box, batch, shapes, path)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[int, ...]] | None,
+def _load(model: onnx.ModelProto | list, batch: int | None, shapes: Mapping[str, tuple[int, ...]] | None,
           path: str) -> Graph:
+    """``model``: the ModelProto, or a one-item list holding it (then the proto is dropped as soon as the graph's
+    nodes no longer need it)."""
+    if isinstance(model, list):
+        model = model.pop()
     if len(model.graph.sparse_initializer):
         _dense_stubs(model)
     if model.functions:
@@ -195,20 +206,25 @@ def _load(model: onnx.ModelProto, batch: int | None, shapes: Mapping[str, tuple[
         if filled:
             notes += (f"{filled} tensor shape(s) the graph computes from data taken from the model's declared "
                       "shapes (its inputs are fixed)",)
-    nodes = _build_nodes(raw, infos, consts, static)
     g = model.graph
+    graph_name = g.name or os.path.basename(path)
+    input_names = [i.name for i in g.input if i.name not in init_names]
+    output_names = [o.name for o in g.output]
+    producer = f"{model.producer_name} {model.producer_version}".strip()
+    del g, model  # from here on the graph is built from Python objects alone
+    nodes = _build_nodes(raw, infos, consts, static)
 
     def info(name: str) -> TensorInfo:
         return infos.get(name) or _unknown(infos, name, static)
 
     return Graph(
-        name=g.name or os.path.basename(path),
+        name=graph_name,
         path=path,
         opset=opset,
         nodes=nodes,
-        inputs=tuple(info(i.name) for i in g.input if i.name not in init_names),
-        outputs=tuple(info(o.name) for o in g.output),
-        producer=f"{model.producer_name} {model.producer_version}".strip(),
+        inputs=tuple(info(n) for n in input_names),
+        outputs=tuple(info(n) for n in output_names),
+        producer=producer,
         input_bindings=frozen_map(bindings),
         notes=notes,
     )
@@ -519,10 +535,13 @@ def _check_graph(model: onnx.ModelProto, init_names: set[str]) -> list[RawNode]:
     not UTF-8 (protobuf then hands out bytes instead of str).
     """
     g = model.graph
-    raw = [RawNode(n) for n in g.node]
+    raw = [RawNode(n, k) for k, n in enumerate(g.node)]
     known = {i.name for i in g.input} | init_names | {""}
-    if not all(type(s) is str for s in (g.name, *known, *(o.name for o in g.output))) or not all(
-            type(s) is str for n in raw for s in (n.op_type, n.domain, n.name, *n.input, *n.output, *n.attrs)):
+    chain = itertools.chain.from_iterable
+    types = set(map(type, chain((n.op_type, n.domain, n.name) for n in raw)))
+    for part in (chain(n.input for n in raw), chain(n.output for n in raw), chain(n.attrs for n in raw)):
+        types.update(map(type, part))
+    if not all(type(s) is str for s in (g.name, *known, *(o.name for o in g.output))) or types - {str}:
         raise PredictorError("a graph, node or tensor name is not valid UTF-8 (corrupt file)")
     produced_by: dict[str, int] = {}
     for k, n in enumerate(raw):
@@ -545,11 +564,13 @@ def _check_graph(model: onnx.ModelProto, init_names: set[str]) -> list[RawNode]:
 def _sort_proto(model: onnx.ModelProto, raw: list[RawNode]) -> None:
     """Put the proto's nodes in ``raw``'s (topological) order, as ONNX inference needs."""
     g = model.graph
-    if all(a is b.proto for a, b in zip(g.node, raw)):
+    if all(b.index == k for k, b in enumerate(raw)):
         return
-    nodes = [n.proto for n in raw]
+    nodes = [g.node[b.index] for b in raw]
     del g.node[:]
-    g.node.extend(nodes)  # copies; each RawNode keeps its (now detached) original
+    g.node.extend(nodes)  # copies of the (now detached) originals
+    for k, b in enumerate(raw):
+        b.index = k
 
 
 def _topo_order(raw: list[RawNode], produced_by: dict[str, int]) -> list[int] | None:
@@ -609,8 +630,9 @@ def _collect_infos(model: onnx.ModelProto) -> dict[str, TensorInfo]:
         for vi in vis:
             if vi.name not in infos or infos[vi.name].shape is None:
                 infos[vi.name] = _info_from_value_info(vi)
-    for t in g.initializer:
-        infos[t.name] = TensorInfo(t.name, dtype_name(t.data_type), tuple(int(d) for d in t.dims))
+    names = ONNX_TYPE_NAMES
+    for t in g.initializer:  # fixed before inference runs: is_initializer (see _static_tensors)
+        infos[t.name] = TensorInfo(t.name, names.get(t.data_type, "unknown"), tuple(t.dims), True)
     return infos
 
 
@@ -685,6 +707,9 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
     unknown = 0
     infer, folders = shape_fns.infer, shape_fns.FOLDERS
     get_info, get_const = infos.get, consts.get
+    # (op type, domain, attributes, inputs' (dtype, shape) and values, outputs) -> {k: (shape, dtype)} of the
+    # outputs inferred from those alone: a network's repeated layers are inferred once
+    memo: dict[tuple, dict] = {}
     for n in raw:
         ins = [get_info(i) if i else None for i in n.input]
         vals = [get_const(i) if i else None for i in n.input]
@@ -698,39 +723,82 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
                 for name, v in zip(n.output, out_vals):
                     if name and v is not None and v.size <= MAX_CONST_ELEMS:
                         consts[name] = v
+        found = None
         for k, name in enumerate(n.output):
             if not name:
                 continue
             cur = get_info(name)
             if cur is not None and cur.shape is not None and cur.dtype != "unknown":
                 continue
-            shape = cur.shape if cur is not None else None
-            dtype = cur.dtype if cur is not None else "unknown"
-            if shape is None:
-                if name in consts:
-                    shape = tuple(int(d) for d in consts[name].shape)
-                    if dtype == "unknown":
-                        dtype = consts[name].dtype
-                else:
-                    try:
-                        shape = infer(n, ins, vals, k)
-                    except Exception:
-                        shape = None
-            if shape is not None and (type(shape) is not tuple or
-                                      not all(type(d) is int and 0 <= d <= MAX_DIM for d in shape)):
-                shape = _valid_shape(shape)
+            if cur is None and name not in consts:  # inferred from the node's inputs alone: memoised
+                if found is None:
+                    found = _inferred(memo, n, ins, vals)
+                shape, dtype = found.get(k) or found.setdefault(k, _infer_output(n, ins, vals, k))
+            else:
+                shape = cur.shape if cur is not None else None
+                dtype = cur.dtype if cur is not None else "unknown"
+                if shape is None:
+                    if name in consts:
+                        shape = tuple(int(d) for d in consts[name].shape)
+                        if dtype == "unknown":
+                            dtype = consts[name].dtype
+                    else:
+                        try:
+                            shape = infer(n, ins, vals, k)
+                        except Exception:
+                            shape = None
+                shape = _checked_shape(shape)
+                if shape is not None and dtype == "unknown":
+                    dtype = _output_dtype(n, ins, k)
             if shape is not None:
-                if dtype == "unknown":
-                    try:
-                        dtype = shape_fns.output_dtype(n, ins, k)
-                    except Exception:  # an attribute of the wrong type (a malformed node): type unknown
-                        dtype = "unknown"
                 info = TensorInfo(name, dtype, shape)
                 infos[name] = info
                 added[name] = info
             else:
                 unknown += 1
     return added, unknown
+
+
+def _inferred(memo: dict, n: RawNode, ins: list, vals: list) -> dict:
+    """The memo entry {output index: (shape, dtype)} of nodes like ``n`` (a fresh dict when ``n`` cannot be keyed).
+    The key holds all that shape and type inference read: op type, domain, attributes, which inputs are
+    given, their dtypes and shapes and known values, the number of outputs."""
+    if n.attr_key is None:
+        return {}
+    key = (n.op_type, n.domain, n.attr_key, len(n.output),
+           tuple([(i.dtype, i.shape) if i is not None else (x != "") for i, x in zip(ins, n.input)]),
+           tuple([(v.dtype, v.shape, tuple(v.data)) if v is not None else None for v in vals]))
+    try:
+        entry = memo.get(key)
+    except TypeError:  # an unhashable value (a string tensor's bytes are hashable; anything else is not)
+        return {}
+    if entry is None:
+        entry = memo[key] = {}
+    return entry
+
+
+def _infer_output(n: RawNode, ins: list, vals: list, k: int) -> tuple:
+    """(shape, dtype) of output ``k`` of ``n`` from its inputs alone (shape None when not known)."""
+    try:
+        shape = shape_fns.infer(n, ins, vals, k)
+    except Exception:
+        shape = None
+    shape = _checked_shape(shape)
+    return shape, (_output_dtype(n, ins, k) if shape is not None else "unknown")
+
+
+def _checked_shape(shape):
+    if shape is not None and (type(shape) is not tuple or
+                              not all(type(d) is int and 0 <= d <= MAX_DIM for d in shape)):
+        return _valid_shape(shape)
+    return shape
+
+
+def _output_dtype(n: RawNode, ins: list, k: int) -> str:
+    try:
+        return shape_fns.output_dtype(n, ins, k)
+    except Exception:  # an attribute of the wrong type (a malformed node): type unknown
+        return "unknown"
 
 
 
@@ -794,21 +862,36 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
     get = infos.get
     nodes = []
     seen: set[str] = set()
+    shared_attrs: dict[tuple, object] = {}  # nodes with equal attributes share one read-only map
+    scopes: dict[str, str] = {}  # node name without its last component -> scope_from_name
     for k, n in enumerate(raw):
         name = n.name or f"{n.op_type}_{k}"
         if name in seen:
             name = f"{name}#{k}"
         seen.add(name)
-        ins = tuple((get(i) or _unknown(infos, i, static)) if i else None for i in n.input)
-        outs = tuple(get(o) or _unknown(infos, o, static) for o in n.output)
-        known = {i: known_values[i] for i in n.input if i in known_values}
-        meta = {p.key: p.value for p in n.proto.metadata_props} if len(n.proto.metadata_props) else None
+        ins = tuple([(get(i) or _unknown(infos, i, static)) if i else None for i in n.input])
+        outs = tuple([get(o) or _unknown(infos, o, static) for o in n.output])
+        known = {i: known_values[i] for i in n.input if i in known_values} if known_values else None
+        known = frozen_map(known) if known else _EMPTY
+        meta = n.meta
         if meta and not all(type(x) is str for kv in meta.items() for x in kv):
             raise PredictorError(f"node '{name}': metadata is not valid UTF-8 (corrupt file)")
-        nodes.append(Node(name=name, op_type=n.op_type, domain=n.domain, inputs=ins, outputs=outs,
-                          attrs=frozen_map(_attrs(n)) if n.attrs else _EMPTY,
-                          const_inputs=frozen_map(known) if known else _EMPTY,
-                          scope=node_scope(n.name, meta)))
+        if not n.attrs:
+            attrs = _EMPTY
+        elif n.attr_key is None:
+            attrs = frozen_map(_attrs(n))
+        else:
+            attrs = shared_attrs.get(n.attr_key)
+            if attrs is None:
+                attrs = shared_attrs[n.attr_key] = frozen_map(_attrs(n))
+        if meta is None:
+            head = n.name[:n.name.rfind("/") + 1]
+            scope = scopes.get(head)
+            if scope is None:
+                scope = scopes[head] = node_scope(n.name, None)
+        else:
+            scope = node_scope(n.name, meta)
+        nodes.append(Node(name, n.op_type, n.domain, ins, outs, attrs, known, scope))
     return tuple(nodes)
 
 

@@ -9,9 +9,11 @@ def onnx_pb():
     """The protobuf classes of ONNX (``onnx.onnx_ml_pb2``): ModelProto, TensorProto, ...
 
     Importing the ``onnx`` package costs ~0.3 s (it imports numpy, ml_dtypes, the C++ checker...) while
-    the generated protobuf module alone costs ~0.05 s: when ``onnx`` is not imported yet, that module is
-    loaded on its own, under a private name. Its message classes are the ones ``onnx`` uses (the
-    protobuf descriptor pool deduplicates the identical file), so a later ``import onnx`` coexists.
+    the generated protobuf module alone costs ~0.05 s: when ``onnx`` is not imported yet, its message classes
+    are made from that module's file descriptor by protobuf's upb extension (:func:`_upb_classes`, ~0.01 s),
+    else that module is loaded on its own, under a private name. Either way the message classes are the ones
+    ``onnx`` uses (the protobuf descriptor pool deduplicates the identical file), so a later ``import onnx``
+    coexists. Only ``ModelProto`` and ``GraphProto`` are read from the result.
     """
     global _ONNX_PB
     if _ONNX_PB is not None:
@@ -23,15 +25,45 @@ def onnx_pb():
 
             spec = importlib.util.find_spec("onnx")
             origin = os.path.join(os.path.dirname(spec.origin), "onnx_ml_pb2.py")
-            pb_spec = importlib.util.spec_from_file_location("predictor_onnx_ml_pb2", origin)
-            mod = importlib.util.module_from_spec(pb_spec)
-            pb_spec.loader.exec_module(mod)
+            mod = _upb_classes(origin)
+            if mod is None:
+                pb_spec = importlib.util.spec_from_file_location("predictor_onnx_ml_pb2", origin)
+                mod = importlib.util.module_from_spec(pb_spec)
+                pb_spec.loader.exec_module(mod)
         except Exception:  # an unusual onnx build: the package itself
             import onnx
 
             mod = onnx
     _ONNX_PB = mod
     return mod
+
+
+def _upb_classes(origin: str):
+    """ModelProto and GraphProto made by protobuf's upb extension from the file descriptor inside the generated
+    module at ``origin``, without importing ``google.protobuf.descriptor_pool`` (~12 ms: it loads protobuf's
+    pure-Python implementation too); the classes are the ones upb gives that descriptor, so ``onnx``'s own
+    module gets them too. None when this protobuf is not upb-backed or the module is not laid out as expected
+    (then the module is executed as it is)."""
+    try:
+        import codecs
+        import re
+
+        with open(origin, "rb") as f:
+            found = re.search(rb"AddSerializedFile\(b'((?:[^'\\]|\\.)*)'\)", f.read())
+        if found is None:
+            return None
+        from google._upb import _message  # noqa: PLC2701 (protobuf's C extension; any failure falls back)
+        from google.protobuf.message import Message
+
+        pool = _message.default_pool
+        pool.AddSerializedFile(codecs.escape_decode(found.group(1))[0])
+        model_cls = _message.MessageMeta("ModelProto", (Message,), {
+            "DESCRIPTOR": pool.FindMessageTypeByName("onnx.ModelProto"), "__module__": "predictor_onnx_ml_pb2"})
+        import types
+
+        return types.SimpleNamespace(ModelProto=model_cls, GraphProto=type(model_cls().graph))
+    except Exception:
+        return None
 
 
 _ONNX_PB = None

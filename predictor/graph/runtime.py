@@ -29,13 +29,17 @@ from .registry import STORAGE_VIEWS, op_traits
 
 Pattern = Callable[["_Index", Node], "list[tuple[str, OpWork]] | None"]
 _PATTERNS: dict[str, Pattern] = {}
+_TRIGGERS: dict[str, frozenset | None] = {}  # pattern name -> op types it can start at (None: any)
 
 
-def pattern(name: str):
+def pattern(name: str, ops: tuple[str, ...] | None = None):
+    """Register a pattern; ``ops``: the op types of the nodes it starts at (it is tried on no other node)."""
+
     def deco(fn: Pattern) -> Pattern:
         if name in _PATTERNS:
             raise ValueError(f"runtime pattern {name} registered twice")
         _PATTERNS[name] = fn
+        _TRIGGERS[name] = frozenset(ops) if ops is not None else None
         return fn
 
     return deco
@@ -46,16 +50,20 @@ class _Index:
 
     def __init__(self, seq: Sequence[tuple[Node, OpWork]], all_nodes: Sequence[Node]):
         self.work = {n.name: w for n, w in seq}
-        self.node = {n.name: n for n in all_nodes}
-        self.producer: dict[str, Node] = {}
-        self.consumers: dict[str, list[Node]] = {}
+        producer: dict[str, Node] = {}
+        consumers: dict[str, list[Node]] = {}
         for n in all_nodes:
             for t in n.outputs:
                 if t.name:
-                    self.producer[t.name] = n
+                    producer[t.name] = n
             for t in n.inputs:
                 if t is not None:
-                    self.consumers.setdefault(t.name, []).append(n)
+                    c = consumers.get(t.name)
+                    if c is None:
+                        consumers[t.name] = [n]
+                    else:
+                        c.append(n)
+        self.producer, self.consumers = producer, consumers
         self.taken: set[str] = set()
         self._const: dict[str, bool] = {}
 
@@ -124,6 +132,8 @@ def _scalar_const(ix: _Index, node: Node) -> int | None:
 
 @dataclass(frozen=True)
 class _SdpaMatch:
+    """The nodes of one scaled-dot-product attention call."""
+
     group: list  # every node of the call, the second MatMul last
     mq: Node
     mk: Node
@@ -196,7 +206,7 @@ def sdpa_groups(nodes: Sequence[Node], graph_inputs: frozenset = frozenset()) ->
     return frozenset(out)
 
 
-@pattern("sdpa")
+@pattern("sdpa", ("Softmax",))
 def _sdpa(ix: _Index, sm: Node):
     m = _sdpa_match(ix, sm)
     if m is None or not ix.free(*(n.name for n in m.group)):
@@ -217,7 +227,7 @@ def _sdpa(ix: _Index, sm: Node):
     return [(n.name, _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] + [(second.name, fused)]
 
 
-@pattern("linear_bias")
+@pattern("linear_bias", ("MatMul", "Gemm"))
 def _linear_bias(ix: _Index, mm: Node):
     if mm.op_type not in ("MatMul", "Gemm"):
         return None
@@ -247,7 +257,7 @@ def _chain_fuse(ix: _Index, group: list[Node], x_name: str) -> list[tuple[str, O
     return [(n.name, _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] + [(group[-1].name, fused)]
 
 
-@pattern("gelu_erf")
+@pattern("gelu_erf", ("Erf",))
 def _gelu_erf(ix: _Index, erf: Node):
     if erf.op_type != "Erf":
         return None
@@ -273,7 +283,7 @@ def _gelu_erf(ix: _Index, erf: Node):
     return _chain_fuse(ix, chain, x.name)
 
 
-@pattern("silu")
+@pattern("silu", ("Sigmoid",))
 def _silu(ix: _Index, sig: Node):
     if sig.op_type != "Sigmoid":
         return None
@@ -286,7 +296,7 @@ def _silu(ix: _Index, sig: Node):
 
 
 
-@pattern("stacked_rnn")
+@pattern("stacked_rnn", ("LSTM", "GRU", "RNN"))  # the ops with the registry trait recurrent
 def _stacked_rnn(ix: _Index, node: Node):
     if not op_traits(node.op_type).recurrent or node.name not in ix.work:
         return None
@@ -325,8 +335,24 @@ def apply(seq: Sequence[tuple[Node, OpWork]], all_nodes: Sequence[Node],
     ix = _Index(seq, all_nodes)
     ix.graph_inputs = graph_inputs
     changed: dict[str, OpWork] = {}
+    by_op: dict[str, list[int]] = {}  # op type -> positions in seq
+    for k, (node, _) in enumerate(seq):
+        at = by_op.get(node.op_type)
+        if at is None:
+            by_op[node.op_type] = [k]
+        else:
+            at.append(k)
+    everything = range(len(seq))
     for name, fn in _PATTERNS.items():
-        for node, _ in seq:
+        ops = _TRIGGERS[name]
+        if ops is None:
+            where = everything
+        else:
+            where = [k for op in ops for k in by_op.get(op, ())]
+            if len(ops) > 1:
+                where.sort()
+        for k in where:
+            node = seq[k][0]
             if node.name in ix.taken:
                 continue
             rewrites = fn(ix, node)
@@ -336,7 +362,7 @@ def apply(seq: Sequence[tuple[Node, OpWork]], all_nodes: Sequence[Node],
                 changed[n] = w
                 ix.work[n] = w
                 ix.taken.add(n)
-    return [(n, changed.get(n.name, w)) for n, w in seq]
+    return [(n, changed.get(n.name, w)) for n, w in seq] if changed else list(seq)
 
 
 __all__ = ["apply", "pattern", "WorkKind"]

@@ -59,29 +59,47 @@ _ATTR_READERS = {
 
 
 class RawNode:
-    """A NodeProto's fields copied once into Python objects (protobuf field access is slow)."""
+    """A NodeProto's fields copied once into Python objects (protobuf field access is slow). It keeps no reference
+    to the proto (the loader drops the parsed model before it builds the graph)."""
 
-    __slots__ = ("op_type", "domain", "name", "input", "output", "attrs", "proto")
+    __slots__ = ("op_type", "domain", "name", "input", "output", "attrs", "index", "meta", "attr_key")
 
-    def __init__(self, proto):
-        self.proto = proto
+    def __init__(self, proto, index: int = 0):
+        self.index = index  # the node's position in its graph's node list
+        props = proto.metadata_props  # {key: value}, None when there is none
+        self.meta = {p.key: p.value for p in props} if len(props) else None
         self.op_type = proto.op_type
         self.domain = proto.domain
         self.name = proto.name
-        self.input = list(proto.input)
-        self.output = list(proto.output)
+        self.input = proto.input[:]  # a list (slicing a repeated field is faster than list())
+        self.output = proto.output[:]
         attrs = {}
-        for a in proto.attribute:
+        # the attributes as a hashable tuple (lists as tuples), None when one holds a tensor, graph or type
+        key: list | None = []
+        for a in proto.attribute[:] if len(proto.attribute) else ():
             t = a.type
             if t == 2:
-                attrs[a.name] = a.i
+                attrs[a.name] = v = a.i
             elif t == 7:
-                attrs[a.name] = list(a.ints)
+                attrs[a.name] = v = list(a.ints)
+                v = tuple(v)
             else:
                 reader = _ATTR_READERS.get(t)
-                if reader is not None:
-                    attrs[a.name] = reader(a)
+                if reader is None:
+                    continue
+                attrs[a.name] = v = reader(a)
+                if t in _PLAIN_LISTS:
+                    v = tuple(v)
+                elif t not in _PLAIN:
+                    key = None
+            if key is not None:
+                key.append((a.name, t, v))
         self.attrs = attrs
+        self.attr_key = tuple(key) if key is not None else None
+
+
+_PLAIN = frozenset({1, 2, 3})  # FLOAT, INT, STRING attributes: hashable values
+_PLAIN_LISTS = frozenset({6, 7, 8})  # FLOATS, INTS, STRINGS: hashable as tuples
 
 
 def _attr(n, name, default=None):
@@ -1000,6 +1018,9 @@ def _dtype_name(elem_type: int) -> str:
 
 
 def _broadcast(*shapes: tuple) -> tuple | None:
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return tuple(first)
     rank = max(len(s) for s in shapes)
     out = []
     for k in range(rank):

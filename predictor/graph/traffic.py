@@ -179,6 +179,17 @@ class GemmTraffic:
     tile: tuple[int, int]
 
 
+_NO_BYTES = frozen_map({lv: 0.0 for lv in MemLevel})  # a view's levels (shared: read-only)
+
+
+def _gemm_key(node: Node, work: OpWork, elem_bytes: int) -> tuple:
+    """What :func:`gemm_traffic` reads of ``node`` and ``work`` (its result is a function of this)."""
+    first = node.inputs[0] if node.inputs else None
+    y = node.outputs[0] if node.outputs else None
+    return (work.gemm, work.input_bytes.get(first.name, 0.0) if first is not None else 0.0, work.gemm_operand_bytes,
+            node.op_type, (y.shape, y.dtype) if y is not None else None, elem_bytes)
+
+
 def gemm_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: TrafficParams) -> GemmTraffic:
     """Tiled operand requests of the GEMM kernel of ``node`` (``work.gemm`` must be set): A is the
     node's first input (activations; X of a convolution), B the rest of ``gemm_operand_bytes``."""
@@ -275,7 +286,9 @@ class HierarchicalTraffic:
                elem_bytes: int) -> list[Mapping[MemLevel, float]]:
         p = self.params
         window = p.resident_fraction * self.l2_bytes
-        life = _last_readers(seq)
+        life = _last_readers(seq) if p.residency == "replay" else None
+        gemms: dict[tuple, GemmTraffic] = {}  # repeated GEMMs (a network's layers): tiled once
+        shared: dict[tuple, Mapping] = {}
         produced_at: dict[str, float] = {}  # tensor name -> cumulative bytes touched when it was written
         touched = 0.0
         out = []
@@ -285,12 +298,15 @@ class HierarchicalTraffic:
                 for t in node.outputs:  # views alias their input: keep the producer's residency
                     if src in produced_at and t.name:
                         produced_at[t.name] = produced_at[src]
-                out.append(frozen_map({lv: 0.0 for lv in MemLevel}))
+                out.append(_NO_BYTES)
                 continue
             compulsory = work.bytes_read + work.bytes_written
             l1 = l2_requests = compulsory
             if work.gemm is not None:
-                g = gemm_traffic(node, work, matmul_unit, elem_bytes, p)
+                gk = _gemm_key(node, work, elem_bytes)
+                g = gemms.get(gk)
+                if g is None:
+                    g = gemms[gk] = gemm_traffic(node, work, matmul_unit, elem_bytes, p)
                 # bytes of the node's other passes (bias kernel, operand copies): streamed once
                 other = max(compulsory - work.gemm_operand_bytes - _out_bytes(node, elem_bytes), 0.0)
                 l2_requests = g.l2 + other
@@ -314,7 +330,11 @@ class HierarchicalTraffic:
             for t in node.outputs:
                 if t.name:
                     produced_at[t.name] = touched
-            out.append(frozen_map({MemLevel.L1: l1, MemLevel.L2: l2, MemLevel.HBM: hbm}))
+            lk = (l1, l2, hbm)
+            levels = shared.get(lk)
+            if levels is None:  # nodes with equal bytes (a network's repeated layers) share one read-only map
+                levels = shared[lk] = frozen_map({MemLevel.L1: l1, MemLevel.L2: l2, MemLevel.HBM: hbm})
+            out.append(levels)
         return out
 
     @staticmethod

@@ -56,7 +56,7 @@ def check_subgraphs(raw_nodes) -> None:
                 graph_type = onnx_pb().GraphProto
             for sub in (v if isinstance(v, list) else (v,)):
                 if isinstance(sub, graph_type):
-                    _check_subgraph(sub, n.proto, 1)
+                    _check_subgraph(sub, n, 1)
 
 
 def _check_subgraph(sub, owner, depth: int) -> None:

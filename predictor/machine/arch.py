@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ArchInfo:
+    """What an architecture has (tensor-core generation, precisions)."""
+
     name: str
     tensor_core_generation: int  # 0: no tensor cores
     tensor_precisions: frozenset  # precisions a tensor-core peak may be given for

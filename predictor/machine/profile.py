@@ -13,7 +13,6 @@ import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Mapping
 
 from ..types import MemLevel, Precision, PredictorError, Unit, frozen_map
@@ -30,6 +29,8 @@ _SCALARS = ("sm_count", "sm_clock_hz", "l2_bytes", "hbm_bytes", "launch_overhead
 
 @dataclass(frozen=True)
 class MachineProfile:
+    """A GPU's ceilings and sizes, every number with its source (see the module text)."""
+
     name: str
     full_name: str
     aliases: tuple[str, ...]
@@ -108,14 +109,22 @@ def bundled_names() -> dict[str, str]:
     return dict(_bundled_names())
 
 
+PROFILES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiles")
+
+
+def _read_bundled(file_name: str) -> str:
+    with open(os.path.join(PROFILES_DIR, file_name), encoding="utf-8") as f:
+        return f.read()
+
+
 @lru_cache(maxsize=1)
 def _bundled_names() -> dict[str, str]:
     out: dict[str, str] = {}
-    for entry in resources.files(__package__).joinpath("profiles").iterdir():
-        if entry.name.endswith(".json"):
-            doc = json.loads(entry.read_text())
+    for name in sorted(os.listdir(PROFILES_DIR)):
+        if name.endswith(".json"):
+            doc = json.loads(_read_bundled(name))
             for alias in [doc.get("name", "")] + list(doc.get("aliases", [])):
-                out[normalise_name(alias)] = entry.name
+                out[normalise_name(alias)] = name
     return out
 
 
@@ -124,13 +133,19 @@ def load_profile(name_or_path: str) -> MachineProfile:
     looks_like_path = name_or_path.endswith(".json") or os.sep in name_or_path
     if looks_like_path:
         return _load_file(name_or_path)
-    names = bundled_names()
     key = normalise_name(name_or_path)
+    # the file named after the key, when the key is its name or alias, is the one the index of every bundled
+    # profile names (no alias names two profiles: tests/machine/test_library.py): read it alone
+    own = key + ".json"
+    if key and os.sep not in key and os.path.isfile(os.path.join(PROFILES_DIR, own)):
+        doc = json.loads(_read_bundled(own))
+        if key in {normalise_name(a) for a in [doc.get("name", "")] + list(doc.get("aliases", []))}:
+            return parse_profile(doc, f"bundled:{own}")
+    names = bundled_names()
     if key not in names:
         known = sorted({f[:-5] for f in names.values()})
         raise PredictorError(f"unknown GPU '{name_or_path}' (known: {', '.join(known)}; or give a profile .json path)")
-    text = resources.files(__package__).joinpath("profiles", names[key]).read_text()
-    return parse_profile(json.loads(text), f"bundled:{names[key]}")
+    return parse_profile(json.loads(_read_bundled(names[key])), f"bundled:{names[key]}")
 
 
 def _load_file(path: str) -> MachineProfile:

@@ -21,6 +21,10 @@ ceilings, fixed costs per kernel, and hidden-kernel counts. On another GPU, per 
   at 1x, 2x or 4x the fp32 rate; the H200's ERT 16-bit kernels reached 1.03x its fp32 rate, the V100's 1.93x):
   achievable = min(datasheet, achievable fp32 x the reference's measured 16-bit / fp32 ratio). So an H100 (datasheet) gets the H200's measured compute and L1/L2 rates and 0.823 x its
   3.35 TB/s HBM: never faster than the H200 where only memory differs.
+* **SM count of a measurement**: compute peaks and L1/L2 bandwidth are the SMs' (each SM its share). A measured
+  ceiling taken from a GPU with another SM count (its source record names ``sm_count``, or is the source GPU's own
+  record: a profile made from the H200's by editing ``sm_count``) is scaled to the profile's SMs: per-SM rate x SMs.
+  Latency terms (rows per SM, block-walk waves) already grow as SMs are removed. So fewer SMs are never faster.
 * **Clocks**: peaks are at the profile's boost clock; where a profile publishes a sustained (power-limited)
   clock, compute and L1/L2 ceilings are further scaled by sustained / boost.
 * **FP32 issue width** (``machine/arch.py`` SM_ISSUE, by compute capability): the fp32 efficiency of the library
@@ -147,6 +151,10 @@ def transfer_profile(target: MachineProfile, source_gpu: str = "h200") -> Transf
     values = _fields(target)
     for field, value in values.items():
         x, why = 1.0, []
+        measured_sms = _measured_sm_count(target, field, source_gpu)
+        if measured_sms and measured_sms != target.sm_count and _sm_side(field):
+            x *= target.sm_count / measured_sms
+            why.append(f"measured on {measured_sms} SMs: its per-SM rate x {target.sm_count} SMs")
         fp32 = "peak_flops_per_s.fp32.cuda"
         if field in _CUDA16 and target.source_kind(field) in DATASHEET_KINDS and fp32 in values:
             base = values[fp32] * (fractions[fp32] if target.source_kind(fp32) in DATASHEET_KINDS else 1.0)
@@ -189,6 +197,31 @@ def fp32_issue_factor(target: MachineProfile, source: MachineProfile) -> tuple[f
     return x, (f"dispatch / FP32 lanes per SM: {t.dispatch_threads}/{t.fp32_lanes} on {target.name} "
                f"(sm_{target.compute_capability.replace('.', '')}) against {s.dispatch_threads}/{s.fp32_lanes} on "
                f"{source.name}")
+
+
+def _sm_side(field: str) -> bool:
+    """Ceilings the SMs deliver, each its share: compute peaks, L1 and L2 bandwidth (HBM's is the memory's)."""
+    return field.startswith("peak_flops_per_s.") or field in ("bandwidth_Bps.L1", "bandwidth_Bps.L2")
+
+
+def _measured_sm_count(target: MachineProfile, field: str, source_gpu: str) -> int | None:
+    """SMs of the GPU a measured ceiling of ``target`` was measured on, when the profile says so and it is not the
+    profile's own: the source record's ``sm_count``, or the source GPU's when the record is the source GPU's own
+    (a profile made from the H200's by changing its SM count). None for datasheet figures and the profile's own
+    measurements."""
+    if target.source_kind(field) in DATASHEET_KINDS:
+        return None
+    key = target.provenance.get(field, "")
+    record = target.sources.get(key) or {}
+    if isinstance(record.get("sm_count"), int) and record["sm_count"] > 0:
+        return int(record["sm_count"])
+    try:
+        source = load_profile(source_gpu)
+    except Exception:  # noqa: BLE001 (a source GPU without a bundled profile: nothing to compare with)
+        return None
+    if key in source.sources and dict(source.sources[key]) == dict(record):
+        return source.sm_count
+    return None
 
 
 _MARK = " (transferred to another GPU)"

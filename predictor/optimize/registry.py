@@ -19,6 +19,8 @@ ALL = "all"
 
 @dataclass(frozen=True)
 class _Entry:
+    """A registered optimisation pass."""
+
     name: str
     fn: Pass
     order: int

@@ -16,6 +16,8 @@ from ..types import MemLevel, Node, OpCost
 
 @dataclass(frozen=True)
 class KernelFeatures:
+    """A kernel's ideal times and counts under a profile (see the module text)."""
+
     kernels: float  # kernels the node launches (its own, not the runtime's hidden ones)
     compute_s: float  # FLOPs x tile padding / (peak x wave efficiency); 0 when no FLOPs
     gemm_k: float  # K of the GEMM the kernel runs (0 when none): each tile pays gemm_k_half steps of its K loop

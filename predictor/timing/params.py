@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ParamSpec:
+    """One parameter of the time model: meaning, unit, start, bounds."""
+
     name: str
     unit: str
     lower: float

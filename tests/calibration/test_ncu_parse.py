@@ -248,3 +248,32 @@ def test_header_only_gives_no_samples_and_parse_file(tmp_path):
     p.write_text("")
     with pytest.raises(NcuParseError, match=f"{p}, line 1"):
         parse_file(p)
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r", "\x1c", "\u2028"])
+def test_file_read_line_by_line_as_the_whole_text(tmp_path, end):
+    """parse_file reads the file one line at a time (never whole): the same samples, and errors at the same
+    lines, as parse_csv of the whole text, whatever ends the lines (str.splitlines' separators)."""
+    text = "\ufeff" + raw_csv().replace("\n", end)
+    p = tmp_path / "k.csv"
+    p.write_bytes(text.encode("utf-8"))
+    assert parse_file(p) == parse_csv(text, source=str(p))
+    bad = raw_csv().split("\n")
+    bad.insert(6, '"9","x"')  # a short row after the kernels
+    p.write_bytes(end.join(bad).encode("utf-8"))
+    with pytest.raises(NcuParseError) as e:
+        parse_file(p)
+    with pytest.raises(NcuParseError) as e2:
+        parse_csv(end.join(bad), source=str(p))
+    assert str(e.value) == str(e2.value) and "line 7" in str(e.value)
+
+
+def test_repeated_attributes_are_shared():
+    """Launch attributes and NVTX stacks that repeat from kernel to kernel are one read-only object."""
+    _, s1, s2 = parse_csv(raw_csv())
+    assert s1.nvtx != s2.nvtx and s1.launch is not s2.launch  # (1,568, 1, 1) and (1568, 1, 1): other cells
+    rows = raw_csv().split("\n")
+    k2 = rows[-3]
+    text = "\n".join(rows[:-2] + [k2.replace('"2"', '"3"', 1), ""]) + "\n"
+    a, b = parse_csv(text)[-2:]
+    assert a.launch is b.launch and a.nvtx is b.nvtx and a.name is b.name

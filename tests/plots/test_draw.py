@@ -31,3 +31,28 @@ def test_bad_plot_path(tmp_path):
         check_plot_path(str(tmp_path / "c.pdf"))
     with pytest.raises(PredictorError, match="no such directory"):
         check_plot_path(str(tmp_path / "missing" / "c.png"))
+
+
+def test_no_math_text_in_charts():
+    """Every text of both charts is plain (matplotlib's math-text parser costs ~0.2 s to build): secondary axes
+    included."""
+    from matplotlib.text import Text
+
+    from predictor.plots.draw import draw_roofline, draw_time
+
+    s = [series("fp32", n=3, scale=2.0), series("fp16", n=3)]
+    for fig in (draw_roofline(roofline_chart(s, H200, "fp16", "t")), draw_time(time_chart(s, H200, "fp16", "t"))):
+        fig.canvas.draw()
+        texts = [t.get_text() for t in fig.findobj(Text)]
+        assert texts and not [t for t in texts if "$" in t]
+
+
+def test_set_works_on_artists_imported_without_docstrings():
+    from predictor.plots.draw import _Figures
+
+    _Figures()
+    from matplotlib.lines import Line2D
+
+    line = Line2D([0], [0])
+    line.set(color="red", linewidth=2.0)
+    assert (line.get_color(), line.get_linewidth()) == ("red", 2.0)

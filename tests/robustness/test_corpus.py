@@ -5,6 +5,8 @@ the output path. Plus the inputs too big to commit, and special files."""
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import json
 import math
 import os
@@ -226,3 +228,59 @@ def test_harness_sees_opens_and_writes(tmp_path):
     assert (str(target), True) in opened
     _, exc, _, opened = run_call(open, "/nonexistent/etc/passwd")
     assert isinstance(exc, OSError) and opened == [("/nonexistent/etc/passwd", False)]
+
+
+NCU_H200 = ROOT / "calibration" / "data" / "h200" / "ncu"
+
+
+def _validate_with(csv_path: Path, sandbox: Path, *args: str):
+    out = sandbox / "out" / "report.json"
+    argv = ["validate", str(MODEL), "--gpu", "h200", "--ncu", str(csv_path), "--format", "json", "-o", str(out),
+            *args]
+    return run_cli(argv, sandbox / "work"), out
+
+
+@pytest.mark.parametrize("csv_name,args,why", [
+    ("lstm_fp16_b16.csv", ("--batch", "16"), "another precision"),                       # fp32 asked, fp16 measured
+    ("lstm_fp32_b16.csv", ("--batch", "16", "--precision", "fp16"), "another precision"),
+    ("lstm_fp32_b16.csv", ("--batch", "16", "--precision", "bf16"), "another precision"),
+    ("lstm_fp32_b16.csv", ("--batch", "2"), "another batch size"),
+])
+def test_ncu_csv_of_the_same_network_measured_otherwise_is_refused(csv_name, args, why, sandbox):
+    """The LSTM's own committed samples, at another precision or batch than asked: their kernels map onto the
+    graph as well as the right ones do, so this used to be compared silently. A one-line error, exit 2, no
+    report; --allow-mismatch compares anyway."""
+    run, out = _validate_with(NCU_H200 / csv_name, sandbox, *args)
+    check_outcome(run, "error", out)
+    assert why in run.stderr and "--allow-mismatch" in run.stderr and UNMAPPED not in run.stderr, run.stderr
+    run, out = _validate_with(NCU_H200 / csv_name, sandbox, *args, "--allow-mismatch")
+    assert run.rc == 0 and out.exists(), run.stderr
+
+
+@pytest.mark.parametrize("csv_name,args", [("lstm_fp16_b16.csv", ("--batch", "16", "--precision", "fp16")),
+                                           ("lstm_fp32_b16.csv", ("--batch", "16")),
+                                           ("lstm_fp16_b16.csv", ("--batch", "16", "--precision", "amp"))])
+def test_ncu_csv_of_the_right_precision_is_compared(csv_name, args, sandbox):
+    run, out = _validate_with(NCU_H200 / csv_name, sandbox, *args)
+    assert run.rc == 0 and out.exists(), run.stderr
+
+
+def test_ncu_csv_without_flop_counters_judged_by_kernel_names(sandbox):
+    """Without FLOP counters the GEMM kernels' names tell the precision (nvjet_sm90_hsh_...: half)."""
+    from predictor.measure.ncu.metrics import FLOP_TERMS, table
+
+    flop_cols = {table("hopper")[m] for m in FLOP_TERMS if m in table("hopper")}
+    lines = (NCU_H200 / "lstm_fp16_b16.csv").read_text().splitlines()
+    k = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    rows = list(csv.reader(lines[k:]))
+    keep = [j for j, c in enumerate(rows[0]) if c not in flop_cols]
+    buf = io.StringIO()
+    csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows([[r[j] for j in keep] for r in rows])
+    path = sandbox / "in" / "no_flops.csv"
+    path.write_text(buf.getvalue())
+    assert len(keep) < len(rows[0])
+    run, out = _validate_with(path, sandbox, "--batch", "16")
+    check_outcome(run, "error", out)
+    assert "another precision" in run.stderr and "kernel names" in run.stderr, run.stderr
+    run, out = _validate_with(path, sandbox, "--batch", "16", "--precision", "fp16")
+    assert run.rc == 0, run.stderr

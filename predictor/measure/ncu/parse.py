@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .categories import classify
 from .metrics import Kind, Metric, arch_of_cc, flops_by_precision_unit, kind_of, table
@@ -165,10 +165,30 @@ def _is_metric_column(name: str) -> bool:
     return "__" in name and not _is_nvtx_column(name)
 
 
-def _content_lines(text: str) -> list[tuple[int, str]]:
-    """(1-based line number, line) for every line that is neither blank nor an '==' log line."""
-    return [(i, line) for i, line in enumerate(text.splitlines(), 1)
-            if line.strip() and not line.lstrip().startswith("==")]
+def _content_lines(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """The (1-based line number, line) pairs of ``lines`` that are neither blank nor an '==' log line."""
+    for i, line in lines:
+        if line.strip() and not line.lstrip().startswith("=="):
+            yield i, line
+
+
+def _text_lines(text: str) -> Iterator[tuple[int, str]]:
+    return enumerate(text.splitlines(), 1)
+
+
+def _file_lines(f) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line) of a text file opened with ``newline=""``, one physical line at a time: the
+    lines and numbers ``str.splitlines`` gives on the whole text (a byte order mark dropped)."""
+    n = 0
+    first = True
+    for physical in f:
+        if first:
+            first = False
+            if physical.startswith("\ufeff"):
+                physical = physical[1:]
+        for line in physical.splitlines():
+            n += 1
+            yield n, line
 
 
 def _csv_row(line: str, row: int | None = None, source: str = "ncu csv", delimiter: str = ",") -> list[str]:
@@ -183,16 +203,13 @@ def _csv_row(line: str, row: int | None = None, source: str = "ncu csv", delimit
 _DELIMITERS = (",", ";", "\t", "|")
 
 
-def _find_header(lines: list[tuple[int, str]], source: str) -> tuple[int, str]:
-    """(index of the header line, its delimiter)."""
-    for k, (_, line) in enumerate(lines):
-        s = line.lstrip()
-        for head in ('"ID"', "ID"):
-            if s.startswith(head) and len(s) > len(head) and s[len(head)] in _DELIMITERS:
-                return k, s[len(head)]
-    first = lines[0][0] if lines else 1
-    raise NcuParseError("no ncu CSV header (a line whose first cell is ID)", row=first, column="ID",
-                        source=source)
+def _header_delimiter(line: str) -> str | None:
+    """The delimiter after the ID cell when ``line`` is a header (its first cell is ID), else None."""
+    s = line.lstrip()
+    for head in ('"ID"', "ID"):
+        if s.startswith(head) and len(s) > len(head) and s[len(head)] in _DELIMITERS:
+            return s[len(head)]
+    return None
 
 
 @dataclass(frozen=True)
@@ -205,53 +222,73 @@ class _Kernel:
     metrics: Mapping[str, tuple[str, str, int]]   # ncu name -> (value, unit, line)
 
 
-def _header_row(header: list[str], line: str, n: int, source: str, delimiter: str) -> dict[str, str]:
-    """One data row as {column: cell}; a row of another length than the header is an error naming it."""
-    cells = _csv_row(line, n, source, delimiter)
-    if len(cells) != len(header):
-        raise NcuParseError(f"{len(cells)} cells where the header has {len(header)}", row=n,
-                            column=header[min(len(cells), len(header)) - 1] if cells else header[0],
-                            source=source)
-    return dict(zip(header, cells))
+class _Columns:
+    """Where each column of a header is (a name given twice: its last cell, as a dict of the row keeps)."""
+
+    def __init__(self, header: list[str], metrics: frozenset[str] | None):
+        self.header = header
+        self.n = len(header)
+        at = {c: k for k, c in enumerate(header)}
+        names = list(dict.fromkeys(header))
+        self.at = at
+        self.identity = [(c, at[c]) for c in names if c in IDENTITY_COLUMNS]
+        nvtx = next((c for c in header if _is_nvtx_column(c)), None)
+        self.nvtx = at[nvtx] if nvtx is not None else None
+        self.metrics = [(c, at[c]) for c in names if _is_metric_column(c) and (metrics is None or c in metrics)]
+
+    def cells(self, line: str, n: int, source: str, delimiter: str) -> list[str]:
+        """One data row's cells; a row of another length than the header is an error naming it."""
+        cells = _csv_row(line, n, source, delimiter)
+        if len(cells) != self.n:
+            header = self.header
+            raise NcuParseError(f"{len(cells)} cells where the header has {len(header)}", row=n,
+                                column=header[min(len(cells), len(header)) - 1] if cells else header[0],
+                                source=source)
+        return cells
+
+    def identity_of(self, cells: list[str]) -> dict[str, str]:
+        return {c: cells[k] for c, k in self.identity}
+
+    def nvtx_of(self, cells: list[str]) -> str:
+        return cells[self.nvtx] if self.nvtx is not None else ""
 
 
-def _raw_kernels(header: list[str], body: list[tuple[int, str]], source: str, delimiter: str = ",",
-                 metrics: frozenset[str] | None = None) -> list[_Kernel]:
-    metric_cols = [c for c in header if _is_metric_column(c) and (metrics is None or c in metrics)]
-    nvtx_col = next((c for c in header if _is_nvtx_column(c)), None)
+def _raw_kernels(cols: _Columns, body: Iterable[tuple[int, str]], source: str,
+                 delimiter: str = ",") -> Iterator[_Kernel]:
+    """The kernels of a raw page as its rows come (a units row first, when there is one)."""
+    id_at = cols.at["ID"]
     units: dict[str, str] = {}
-    kernels = []
+    seen = False
     for n, line in body:
-        row = _header_row(header, line, n, source, delimiter)
-        if not row["ID"].strip():
-            if kernels or units:
+        cells = cols.cells(line, n, source, delimiter)
+        if not cells[id_at].strip():
+            if seen or units:
                 raise NcuParseError("empty ID in a data row", row=n, column="ID", source=source)
-            units = {c: row[c] for c in metric_cols}
+            units = {c: cells[k] for c, k in cols.metrics}
             continue
-        kernels.append(_Kernel(
-            line=n,
-            identity={c: row[c] for c in header if c in IDENTITY_COLUMNS},
-            nvtx_cell=row[nvtx_col] if nvtx_col else "",
-            metrics={c: (row[c], units.get(c, ""), n) for c in metric_cols},
-        ))
-    return kernels
+        seen = True
+        yield _Kernel(line=n, identity=cols.identity_of(cells), nvtx_cell=cols.nvtx_of(cells),
+                      metrics={c: (cells[k], units.get(c, ""), n) for c, k in cols.metrics})
 
 
-def _details_kernels(header: list[str], body: list[tuple[int, str]], source: str, delimiter: str = ",",
+def _details_kernels(cols: _Columns, body: Iterable[tuple[int, str]], source: str, delimiter: str = ",",
                      metrics: frozenset[str] | None = None) -> list[_Kernel]:
-    nvtx_col = next((c for c in header if _is_nvtx_column(c)), None)
+    """The kernels of a details page, one per ID (its rows are gathered as they come: one row per metric, and
+    only the metrics read are kept)."""
+    at = cols.at
+    id_at, name_at, value_at, unit_at = at["ID"], at["Metric Name"], at["Metric Value"], at["Metric Unit"]
     by_id: dict[str, tuple[int, dict[str, str], str, dict[str, tuple[str, str, int]]]] = {}
     for n, line in body:
-        row = _header_row(header, line, n, source, delimiter)
-        kid = row["ID"].strip()
+        cells = cols.cells(line, n, source, delimiter)
+        kid = cells[id_at].strip()
         if not kid:
             raise NcuParseError("empty ID", row=n, column="ID", source=source)
-        if kid not in by_id:
-            by_id[kid] = (n, {c: row[c] for c in header if c in IDENTITY_COLUMNS},
-                          row[nvtx_col] if nvtx_col else "", {})
-        name = row["Metric Name"].strip()
-        if _is_metric_column(name) and (metrics is None or name in metrics):
-            by_id[kid][3].setdefault(name, (row["Metric Value"], row["Metric Unit"], n))
+        entry = by_id.get(kid)
+        if entry is None:
+            entry = by_id[kid] = (n, cols.identity_of(cells), cols.nvtx_of(cells), {})
+        name = cells[name_at].strip()
+        if _is_metric_column(name) and (metrics is None or name in metrics) and name not in entry[3]:
+            entry[3][name] = (cells[value_at], cells[unit_at], n)
     return [_Kernel(line, ident, nvtx, metrics) for line, ident, nvtx, metrics in by_id.values()]
 
 
@@ -274,73 +311,133 @@ def _int_or_none(v: float | None) -> int | float | None:
     return int(v) if float(v).is_integer() else v
 
 
-def _sample(k: _Kernel, canonical: Mapping[str, Metric], source: str) -> KernelSample:
-    try:
-        kid = int(parse_number(k.identity["ID"]) or 0)
-    except (ValueError, OverflowError):  # OverflowError: 'inf', '1e999
-        raise NcuParseError(f"ID {k.identity['ID']!r} is not an integer", row=k.line, column="ID",
-                            source=source) from None
-    name = k.identity.get("Kernel Name", "").strip()
-    if not name:
-        raise NcuParseError("empty kernel name", row=k.line, column="Kernel Name", source=source)
-    raw: dict[str, float | str | None] = {}
-    counters: dict[str, float | None] = {}
-    for col, (text, unit, line) in k.metrics.items():
-        metric = canonical.get(col)
-        kind = kind_of(metric) if metric is not None else None
+class _Converter:
+    """Turns _Kernels into KernelSamples under one metric table. What repeats from kernel to kernel is worked out
+    once and shared (read-only): a column's metric and kind, a unit's factor, parsed grid and block sizes, NVTX
+    stacks, kernel names, launch attributes."""
+
+    def __init__(self, canonical: Mapping[str, Metric], source: str):
+        self.canonical = canonical
+        self.source = source
+        self._columns: dict[str, tuple] = {}
+        self._factors: dict[tuple, float | str] = {}
+        self._dims: dict[str, tuple[int, ...] | None] = {}
+        self._nvtx: dict[str, tuple[str, ...]] = {}
+        self._names: dict[str, str] = {}
+        self._launch: dict[tuple, Mapping[str, Any]] = {}
+
+    def _column(self, col: str) -> tuple:
+        """(metric or None, its kind or None, its value name or None) of a metric column."""
+        found = self._columns.get(col)
+        if found is None:
+            metric = self.canonical.get(col)
+            found = self._columns[col] = (metric, kind_of(metric) if metric is not None else None,
+                                          metric.value if metric is not None else None)
+        return found
+
+    def _factor(self, unit: str, kind: Kind | None) -> float | str:
+        """unit_factor, or the message of its ValueError."""
+        key = (unit, kind)
+        f = self._factors.get(key)
+        if f is None:
+            try:
+                f = unit_factor(unit, kind)
+            except ValueError as e:
+                f = str(e)
+            self._factors[key] = f
+        return f
+
+    def dims(self, text: str) -> tuple[int, ...] | None:
+        if text not in self._dims:
+            self._dims[text] = _dims(text)
+        return self._dims[text]
+
+    def sample(self, k: _Kernel) -> KernelSample:
+        source = self.source
         try:
-            value = parse_number(text)
-        except ValueError:
-            if metric is None:              # a string-valued metric outside our tables: keep it
-                raw[col] = text
-                continue
-            raise NcuParseError(f"value {text!r} is not a number", row=line, column=col,
+            kid = int(parse_number(k.identity["ID"]) or 0)
+        except (ValueError, OverflowError):  # OverflowError: 'inf', '1e999
+            raise NcuParseError(f"ID {k.identity['ID']!r} is not an integer", row=k.line, column="ID",
                                 source=source) from None
-        try:
-            factor = unit_factor(unit, kind)
-        except ValueError as e:
-            raise NcuParseError(str(e), row=line, column=col, source=source) from None
-        value = None if value is None else value * factor
-        if metric is not None and value is not None and (not math.isfinite(value) or value < 0):
-            raise NcuParseError(f"value {text!r} is not a finite, non-negative number", row=line, column=col,
-                                source=source)
-        raw[col] = value
-        if metric is not None:
-            counters[metric.value] = value
-    if TIME_METRIC_COLUMN not in k.metrics:
-        raise NcuParseError(f"kernel {kid} has no {TIME_METRIC_COLUMN}", row=k.line,
-                            column=TIME_METRIC_COLUMN, source=source)
-    time_s = raw[TIME_METRIC_COLUMN]
-    if not isinstance(time_s, float) or not math.isfinite(time_s) or time_s < 0:
-        raise NcuParseError(f"kernel {kid} has no time value", row=k.metrics[TIME_METRIC_COLUMN][2],
-                            column=TIME_METRIC_COLUMN, source=source)
-    hbm = counters.get(Metric.HBM_BYTES.value)
-    if hbm is None and counters.get(Metric.HBM_READ_BYTES.value) is not None \
-            and counters.get(Metric.HBM_WRITE_BYTES.value) is not None:
-        hbm = counters[Metric.HBM_READ_BYTES.value] + counters[Metric.HBM_WRITE_BYTES.value]
-    launch = {
-        "grid_size": _int_or_none(counters.get(Metric.GRID_SIZE.value)),
-        "block_size": _int_or_none(counters.get(Metric.BLOCK_SIZE.value)),
-        "registers_per_thread": _int_or_none(counters.get(Metric.REGISTERS_PER_THREAD.value)),
-        "waves_per_sm": counters.get(Metric.WAVES_PER_SM.value),
-        "grid_dim": _dims(k.identity.get("Grid Size", "")),
-        "block_dim": _dims(k.identity.get("Block Size", "")),
-        "stream": k.identity.get("Stream") or None,
-        "device": k.identity.get("Device") or None,
-        "cc": k.identity.get("CC") or None,
-    }
-    return KernelSample(
-        id=kid,
-        name=name,
-        nvtx=parse_ncu_stack(k.nvtx_cell),
-        time_s=time_s,
-        flops=MappingProxyType(flops_by_precision_unit(counters)),
-        bytes=MappingProxyType({"L1": counters.get(Metric.L1_BYTES.value),
-                                "L2": counters.get(Metric.L2_BYTES.value), "HBM": hbm}),
-        launch=MappingProxyType(launch),
-        raw=MappingProxyType(raw),
-        counters=MappingProxyType(counters),
-    )
+        name = k.identity.get("Kernel Name", "").strip()
+        if not name:
+            raise NcuParseError("empty kernel name", row=k.line, column="Kernel Name", source=source)
+        name = self._names.setdefault(name, name)
+        raw: dict[str, float | str | None] = {}
+        counters: dict[str, float | None] = {}
+        by_metric: dict[Metric, float | None] = {}
+        for col, (text, unit, line) in k.metrics.items():
+            metric, kind, key = self._column(col)
+            try:
+                value = parse_number(text)
+            except ValueError:
+                if metric is None:              # a string-valued metric outside our tables: keep it
+                    raw[col] = text
+                    continue
+                raise NcuParseError(f"value {text!r} is not a number", row=line, column=col,
+                                    source=source) from None
+            factor = self._factor(unit, kind)
+            if factor.__class__ is str:
+                raise NcuParseError(factor, row=line, column=col, source=source)
+            value = None if value is None else value * factor
+            if metric is not None and value is not None and (not math.isfinite(value) or value < 0):
+                raise NcuParseError(f"value {text!r} is not a finite, non-negative number", row=line, column=col,
+                                    source=source)
+            raw[col] = value
+            if metric is not None:
+                counters[key] = value
+                by_metric[metric] = value
+        if TIME_METRIC_COLUMN not in k.metrics:
+            raise NcuParseError(f"kernel {kid} has no {TIME_METRIC_COLUMN}", row=k.line,
+                                column=TIME_METRIC_COLUMN, source=source)
+        time_s = raw[TIME_METRIC_COLUMN]
+        if not isinstance(time_s, float) or not math.isfinite(time_s) or time_s < 0:
+            raise NcuParseError(f"kernel {kid} has no time value", row=k.metrics[TIME_METRIC_COLUMN][2],
+                                column=TIME_METRIC_COLUMN, source=source)
+        hbm = counters.get(_HBM)
+        if hbm is None and counters.get(_HBM_READ) is not None and counters.get(_HBM_WRITE) is not None:
+            hbm = counters[_HBM_READ] + counters[_HBM_WRITE]
+        ident = k.identity
+        lk = (counters.get(_GRID), counters.get(_BLOCK), counters.get(_REGS), counters.get(_WAVES),
+              ident.get("Grid Size", ""), ident.get("Block Size", ""), ident.get("Stream"), ident.get("Device"),
+              ident.get("CC"))
+        launch = self._launch.get(lk)
+        if launch is None:
+            launch = self._launch[lk] = MappingProxyType({
+                "grid_size": _int_or_none(lk[0]),
+                "block_size": _int_or_none(lk[1]),
+                "registers_per_thread": _int_or_none(lk[2]),
+                "waves_per_sm": lk[3],
+                "grid_dim": self.dims(lk[4]),
+                "block_dim": self.dims(lk[5]),
+                "stream": lk[6] or None,
+                "device": lk[7] or None,
+                "cc": lk[8] or None,
+            })
+        stack = self._nvtx.get(k.nvtx_cell)
+        if stack is None:
+            stack = self._nvtx[k.nvtx_cell] = parse_ncu_stack(k.nvtx_cell)
+        return KernelSample(
+            id=kid,
+            name=name,
+            nvtx=stack,
+            time_s=time_s,
+            flops=MappingProxyType(flops_by_precision_unit(by_metric)),
+            bytes=MappingProxyType({"L1": counters.get(_L1), "L2": counters.get(_L2), "HBM": hbm}),
+            launch=launch,
+            raw=MappingProxyType(raw),
+            counters=MappingProxyType(counters),
+        )
+
+
+_HBM, _HBM_READ, _HBM_WRITE = Metric.HBM_BYTES.value, Metric.HBM_READ_BYTES.value, Metric.HBM_WRITE_BYTES.value
+_L1, _L2 = Metric.L1_BYTES.value, Metric.L2_BYTES.value
+_GRID, _BLOCK = Metric.GRID_SIZE.value, Metric.BLOCK_SIZE.value
+_REGS, _WAVES = Metric.REGISTERS_PER_THREAD.value, Metric.WAVES_PER_SM.value
+
+
+def _sample(k: _Kernel, canonical: Mapping[str, Metric], source: str) -> KernelSample:
+    return _Converter(canonical, source).sample(k)
 
 
 def _resolve_arch(kernels: Sequence[_Kernel], arch: str | None, header_line: int, source: str) -> str:
@@ -365,33 +462,55 @@ def parse_csv(text: str, arch: str | None = None, source: str = "ncu csv",
     columns read (None: all; ncu's raw page carries ~300 device attributes per kernel)."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = _content_lines(text)
-    if not lines:
+    return _parse_lines(_text_lines(text), arch, source, metrics)
+
+
+def _parse_lines(lines: Iterable[tuple[int, str]], arch: str | None, source: str,
+                 metrics: Iterable[str] | None) -> list[KernelSample]:
+    """parse_csv of numbered lines, read as they come: a raw page's rows become samples one by one; a details
+    page's rows are gathered per kernel. The first malformed line in file order is the one reported."""
+    content = _content_lines(lines)
+    first = None
+    delimiter = None
+    for header_line, line in content:
+        if first is None:
+            first = header_line
+        delimiter = _header_delimiter(line)
+        if delimiter is not None:
+            break
+    if first is None:
         raise NcuParseError("empty input", row=1, column="ID", source=source)
-    k, delimiter = _find_header(lines, source)
-    header_line = lines[k][0]
-    header = [c.strip() for c in _csv_row(lines[k][1], header_line, source, delimiter)]
+    if delimiter is None:
+        raise NcuParseError("no ncu CSV header (a line whose first cell is ID)", row=first, column="ID",
+                            source=source)
+    header = [c.strip() for c in _csv_row(line, header_line, source, delimiter)]
     details = all(c in header for c in _DETAILS)
     required = ("ID", "Kernel Name") + (_DETAILS if details else (TIME_METRIC_COLUMN,))
     for col in required:
         if col not in header:
             raise NcuParseError("required column missing", row=header_line, column=col, source=source)
-    body = lines[k + 1:]
     keep = None if metrics is None else frozenset(metrics) | {TIME_METRIC_COLUMN}
-    kernels = (_details_kernels if details else _raw_kernels)(header, body, source, delimiter, keep)
-    if not kernels:
-        return []
-    arch = _resolve_arch(kernels, arch, header_line, source)
-    canonical = {name: metric for metric, name in table(arch).items()}
-    return [_sample(kern, canonical, source) for kern in kernels]
+    cols = _Columns(header, None if details else keep)
+    kernels = (_details_kernels(cols, content, source, delimiter, keep) if details
+               else _raw_kernels(cols, content, source, delimiter))
+    out: list[KernelSample] = []
+    convert = None
+    for kern in kernels:
+        if convert is None:  # the first kernel's CC tells the metric table
+            arch = _resolve_arch([kern], arch, header_line, source)
+            convert = _Converter({name: metric for metric, name in table(arch).items()}, source).sample
+        out.append(convert(kern))
+    return out
 
 
 def parse_file(path: str | Path, arch: str | None = None, metrics: Iterable[str] | None = None) -> list[KernelSample]:
-    """`parse_csv` of a file (undecodable bytes replaced, a byte order mark dropped)."""
+    """`parse_csv` of a file, read line by line (undecodable bytes replaced, a byte order mark dropped): the
+    file's text is never held whole."""
     p = Path(path)
     if p.exists() and not p.is_file():  # a folder, a device (/dev/zero would be read forever), a FIFO
         raise NcuParseError("not a regular file", source=str(p))
-    return parse_csv(p.read_text(encoding="utf-8", errors="replace"), arch=arch, source=str(p), metrics=metrics)
+    with open(p, encoding="utf-8", errors="replace", newline="") as f:
+        return _parse_lines(_file_lines(f), arch, str(p), metrics)
 
 
 def report_metrics() -> frozenset[str]:

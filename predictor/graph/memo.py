@@ -1,0 +1,61 @@
+"""Reusing per-node results across nodes that differ only in their tensor names.
+
+A network repeats a few kinds of node many times (a transformer's layers, a ResNet's blocks): a 100k-node
+decoder has 19 distinct nodes once names are left out. :func:`node_key` is a node's identity without
+names: op type, domain, attributes, each input's and output's (dtype, shape, is_initializer), which inputs
+are the same tensor, the known values of its inputs. Keys are only compared within one call (they hold the
+id of the attribute map). What a node's cost formula and a calibration's
+``predict_op`` compute is a function of that key (and of the precision policy, the opset, the GPU), except
+for the names they carry: ``OpWork.input_bytes`` is keyed by input tensor names, which :func:`work_template`
+and :func:`with_names` map to input positions and back. Results are identical to computing every node.
+"""
+from __future__ import annotations
+
+from ..types import Node, OpWork, frozen_map
+
+
+def node_key(node: Node) -> tuple:
+    """A hashable identity of ``node`` without its names. Its attributes enter by the identity of their map:
+    the loader gives nodes with equal attributes one shared map (graph/loader.py), and a map stays alive as
+    long as its node, so equal ids are equal attributes (other equal maps only miss a reuse)."""
+    ins = node.inputs
+    const = node.const_inputs
+    if len(ins) > 1:
+        names = [t.name if t is not None else None for t in ins]
+        same = tuple([names.index(x) for x in names])
+        known = tuple([const.get(x) for x in names]) if const else ()
+    else:
+        same = ()
+        known = (const.get(ins[0].name),) if const and ins and ins[0] is not None else ()
+    return (node.op_type, node.domain, id(node.attrs),
+            tuple([(t.dtype, t.shape, t.is_initializer) if t is not None else None for t in ins]),
+            tuple([(t.dtype, t.shape, t.is_initializer, not t.name) for t in node.outputs]), same, known)
+
+
+def work_template(node: Node, work: OpWork) -> tuple | None:
+    """``work.input_bytes`` as (input position, bytes) pairs, or None when it names a tensor that is not one
+    of the node's inputs (then the work cannot be carried to another node)."""
+    if not work.input_bytes:
+        return ()
+    pos = {}
+    for i, t in enumerate(node.inputs):
+        if t is not None and t.name not in pos:
+            pos[t.name] = i
+    out = []
+    for name, b in work.input_bytes.items():
+        i = pos.get(name)
+        if i is None:
+            return None
+        out.append((i, b))
+    return tuple(out)
+
+
+def with_names(work: OpWork, template: tuple, node: Node) -> OpWork:
+    """``work`` with its ``input_bytes`` named after ``node``'s inputs (``template``: :func:`work_template`)."""
+    if not template:
+        return work
+    ins = node.inputs
+    w = work
+    return OpWork(w.flops, w.bytes_read, w.bytes_written, w.kernels, w.weight_bytes, w.notes,
+                  frozen_map({ins[i].name: b for i, b in template}), w.gemm, w.gemm_operand_bytes, w.rows,
+                  w.overlaps_producer, w.fused_attention, w.channel_walk)
