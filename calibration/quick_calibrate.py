@@ -47,13 +47,14 @@ def kernel_ratios(rows: list[dict], profile, calibration) -> dict[tuple[str, str
     from predictor.graph.opclass import kernel_class
     from predictor.graph.traffic import traffic_for
     from predictor.precision import policy
+    from predictor.types import DEFAULT_OPSET
 
     out: dict[tuple[str, str], list[float]] = {}
     for r in rows:
         if r.get("error") or not r.get("time_s") or r["precision"] not in PRECISIONS:
             continue
         node, pol = _node(r), policy(r["precision"])
-        gc = cost_graph([node], pol, 21, traffic_for(profile),
+        gc = cost_graph([node], pol, DEFAULT_OPSET, traffic_for(profile),
                         frozenset(t.name for t in node.inputs if not t.is_initializer))
         cost = gc.costs[0]
         pred = calibration.predict_op(node, cost, profile, pol).time_s

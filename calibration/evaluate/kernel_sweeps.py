@@ -24,6 +24,7 @@ from predictor.graph.cost import cost_graph
 from predictor.graph.traffic import traffic_for
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
+from predictor.types import DEFAULT_OPSET
 
 from ..fit.micro_fit import conv_node, microbench_rows, rnn_node, row_params
 
@@ -43,7 +44,7 @@ def evaluate(calibration=None) -> list[dict]:
                 continue
             node = build(p)
             pol = policy(r["precision"])
-            cost = cost_graph([node], pol, 21, traffic, frozenset(t.name for t in node.inputs
+            cost = cost_graph([node], pol, DEFAULT_OPSET, traffic, frozenset(t.name for t in node.inputs
                                                                    if not t.is_initializer)).costs[0]
             pred = cal.predict_op(node, cost, profile, pol)
             meas = float(r["time_s"])

@@ -35,7 +35,7 @@ from predictor.graph.traffic import params_for, traffic_for
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
 from predictor.roofline import level_times_s
-from predictor.types import MemLevel
+from predictor.types import DEFAULT_OPSET, MemLevel
 
 from .dataset import Case, graph_for, kernels_by_scope, load_cases, load_kernels, normalise_scope
 from .dataset import zoo_split as _zoo_split
@@ -129,8 +129,8 @@ def _costs(case: Case, profile):
     if graph is None:
         return None, None
     pol = policy(case.precision)
-    gc = cost_graph(graph.nodes, pol, graph.opset or 21, traffic_for(profile),
-                    frozenset(t.name for t in graph.inputs))
+    gc = cost_graph(graph.nodes, pol, graph.opset or DEFAULT_OPSET, traffic_for(profile),
+                    graph.input_names)
     nodes = {n.name: n for n in graph.nodes}
     return gc, nodes
 

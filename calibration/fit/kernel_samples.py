@@ -18,7 +18,7 @@ from predictor.graph.cost import cost_graph
 from predictor.graph.opclass import kernel_class
 from predictor.graph.traffic import traffic_for
 from predictor.precision import policy
-from predictor.types import Node, TensorInfo, frozen_map
+from predictor.types import DEFAULT_OPSET, Node, TensorInfo, frozen_map
 
 from .micro_fit import MICROBENCH, bmm_node, conv_node, microbench_rows, row_params, softmax_node
 
@@ -206,7 +206,7 @@ def micro_costs(families: tuple[str, ...], profile, root: Path = MICROBENCH) -> 
             node = build(row_params(r))
         except (KeyError, TypeError, ValueError):
             continue
-        gc = cost_graph([node], policy(r["precision"]), 21, traffic,
+        gc = cost_graph([node], policy(r["precision"]), DEFAULT_OPSET, traffic,
                         frozenset(t.name for t in node.inputs if not t.is_initializer))
         c = gc.costs[0] if gc.costs else None
         if c is None or c.kernels <= 0 or kernel_class(node) in SKIP_CLASSES:

@@ -37,7 +37,7 @@ from predictor.graph.traffic import traffic_for
 from predictor.precision import policy
 from predictor.roofline import level_times_s
 from predictor.timing import param_bounds
-from predictor.types import MemLevel, Node, TensorInfo, frozen_map
+from predictor.types import DEFAULT_OPSET, MemLevel, Node, TensorInfo, frozen_map
 
 MICROBENCH = Path(__file__).resolve().parents[1] / "data" / "h200" / "microbench"
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -133,7 +133,7 @@ def _columns(rows: list[dict], mc: MicroClass, precision: str, profile) -> dict[
     pol = policy(precision)
     for r in rows:
         node = mc.node(row_params(r))
-        gc = cost_graph([node], pol, 21, traffic_for(profile),
+        gc = cost_graph([node], pol, DEFAULT_OPSET, traffic_for(profile),
                         frozenset(t.name for t in node.inputs if not t.is_initializer))
         c = gc.costs[0]
         ideal = level_times_s(c, profile, 0.0)
@@ -242,7 +242,7 @@ def fit_rnn_overlap(rnn: dict, kernel_gap_s: float, profile, log=print, root: Pa
         key = (r["op"], r["precision"], q["batch"], q["hidden"])
         if q["layers"] != 2 or key not in one or r["precision"] not in rnn:
             continue
-        work = cost_graph([rnn_node(q)], policy(r["precision"]), 21, graph_inputs=frozenset({"x"})).costs[0].work
+        work = cost_graph([rnn_node(q)], policy(r["precision"]), DEFAULT_OPSET, graph_inputs=frozenset({"x"})).costs[0].work
         fixed = work.kernels * (rnn[r["precision"]]["t0_s"] + kernel_gap_s)
         shares.append((2 * one[key] - float(r["time_s"])) / fixed)
     if not shares:

@@ -19,7 +19,7 @@ from predictor.fitted import FittedCalibration
 from predictor.graph.cost import cost_graph
 from predictor.graph.traffic import traffic_for
 from predictor.precision import policy
-from predictor.types import Node, TensorInfo, frozen_map
+from predictor.types import DEFAULT_OPSET, Node, TensorInfo, frozen_map
 
 from .micro_fit import MICROBENCH, microbench_rows, row_params
 
@@ -48,7 +48,7 @@ def fit_rnn_bidir_overlap(doc: dict, profile, log=print, root: Path = MICROBENCH
             continue
         node = bidir_rnn_node(p)
         pol = policy(r["precision"])
-        cost = cost_graph([node], pol, 21, traffic, frozenset({"x"})).costs[0]
+        cost = cost_graph([node], pol, DEFAULT_OPSET, traffic, frozenset({"x"})).costs[0]
         pred = cal.predict_op(node, cost, profile, pol)
         n_kernels = cost.kernels + sum(h.count_for(node) for h in cal.hidden_kernels(node, pol.name))
         fixed = pred.level_time_s["latency"] + n_kernels * cal.kernel_gap_s
