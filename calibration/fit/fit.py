@@ -692,7 +692,8 @@ def main(argv: list[str] | None = None) -> int:
     if bidir:
         doc["rnn_bidir_overlap"] = bidir["value"]
         doc.setdefault("fit_report", {})["rnn_bidir_overlap"] = {
-            "samples": bidir["samples"], "share_quartiles": bidir["quartiles"],
+            "samples": bidir["samples"], "share_quartiles": bidir["quartiles"], "share_median": bidir["median"],
+            "at_bound": bidir["at_bound"], "bounds": [0.0, 0.95],
             "source": "calibration/fit/rnn_bidir_fit.py (microbenchmark run 7, rnn_bidir, one-layer calls)"}
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(doc, indent=1) + "\n")

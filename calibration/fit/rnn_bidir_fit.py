@@ -38,7 +38,7 @@ def bidir_rnn_node(p: dict) -> Node:
 
 
 def fit_rnn_bidir_overlap(doc: dict, profile, log=print, root: Path = MICROBENCH) -> dict | None:
-    """{"value", "samples", "quartiles"} of rnn_bidir_overlap from ``doc``'s fitted classes, or None without data."""
+    """{"value", "samples", "quartiles", "median", "at_bound"} of rnn_bidir_overlap from ``doc``'s fitted classes, or None without data."""
     cal = FittedCalibration({**doc, "rnn_bidir_overlap": 0.0})
     traffic = traffic_for(profile)
     shares = []
@@ -59,4 +59,5 @@ def fit_rnn_bidir_overlap(doc: dict, profile, log=print, root: Path = MICROBENCH
     q = (float(np.percentile(shares, 25)), float(np.percentile(shares, 75)))
     log(f"rnn_bidir_overlap: {value:.3f} from {len(shares)} one-layer bidirectional calls (quartiles "
         f"{q[0]:.2f} / {q[1]:.2f})")
-    return {"value": value, "samples": len(shares), "quartiles": q}
+    return {"value": value, "samples": len(shares), "quartiles": q, "median": float(np.median(shares)),
+            "at_bound": value >= 0.95}
