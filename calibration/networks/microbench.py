@@ -32,7 +32,7 @@ FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS}   # families not named h
 TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
                         "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned", "rnn_steps",
                         "conv_broad", "conv_transpose", "gemm_broad", "conv3d", "conv1d", "conv_large", "rnn_bidir",
-                        "sdpa_broad")
+                        "sdpa_broad", "frontends")
 ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error")
@@ -908,6 +908,35 @@ def _sdpa_broad_cases(p: str) -> Iterator[OpCase]:
         yield OpCase("sdpa", "sdpa_broad", p, {"B": b, "H": h, "S": s, "D": d, "causal": causal},
                      *sdpa_cost(b, h, s, d, causal, elt), setup)
 
+# ----------------------------------------------------------------------------- run 8: the layer shapes where the second
+# blind set (spent on 2026-12-04) was missed most, as kernel data for the next fit: 1-D convolution front ends over
+# long sequences (wav2vec 2.0's feature encoder, its grouped positional convolution, Whisper's two convolutions),
+# group norm with one group per channel over a long axis, and 9x9 / 7x7 depthwise convolutions on 768 channels
+# (ConvMixer). Batch 1 and 8 (audio) or 1 and 32 (images).
+FRONTEND_CONV1D = (  # (C_in, L_in, C_out, kernel, stride, groups)
+    (1, 16000, 512, 10, 5, 1), (512, 3199, 512, 3, 2, 1), (512, 799, 512, 3, 2, 1), (512, 99, 512, 2, 2, 1),
+    (768, 49, 768, 128, 1, 16), (80, 3000, 384, 3, 1, 1), (384, 3000, 384, 3, 2, 1))
+FRONTEND_DEPTHWISE = ((768, 32, 9), (768, 32, 7), (384, 56, 7), (1536, 16, 9))  # (C, H, kernel)
+
+
+def _frontends_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for n in (1, 8):
+        for cin, length, cout, k, st, g in FRONTEND_CONV1D:
+            yield _conv_nd_case(p, "frontends", n, cin, (length,), cout, (k,), (st,), (1,), groups=g)
+        for c, length in ((512, 3199), (768, 1500)):
+            def setup(n=n, c=c, length=length):
+                import torch.nn.functional as F
+
+                x, w, b = _rand((n, c, length), p), _rand((c,), p), _rand((c,), p)
+                return lambda: F.group_norm(x, c, w, b)
+            yield OpCase("group_norm_1d", "frontends", p, {"N": n, "C": c, "L": length, "groups": c},
+                         8.0 * n * c * length, float(elt * 2 * n * c * length), setup)
+    for n in (1, 32):
+        for c, h, k in FRONTEND_DEPTHWISE:
+            yield _conv_nd_case(p, "frontends", n, c, (h, h), c, (k, k), (1, 1), (1, 1), groups=c)
+
+
 FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "gemm": _gemm_cases, "bmm": _bmm_cases, "conv_resnet50": _conv_resnet50_cases,
     "conv_depthwise": _conv_depthwise_cases, "conv_grouped": _conv_grouped_cases,
@@ -921,6 +950,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "norm_broad": _norm_broad_cases,
     "conv3d": _conv3d_cases, "conv1d": _conv1d_cases, "conv_large": _conv_large_cases, "pool_broad": _pool_broad_cases,
     "rnn_bidir": _rnn_bidir_cases, "data": _data_cases, "sdpa_broad": _sdpa_broad_cases,
+    "frontends": _frontends_cases,
 }
 
 
