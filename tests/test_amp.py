@@ -102,3 +102,16 @@ def test_autocast_batch_norm_walks_image_channel_planes():
     assert next(c for c in gc.costs if c.name == "bn").work.channel_walk == (4 * 16, 8 * 8 * 2)
     plain = load_nodes(model)
     assert cost_graph(plain.nodes, policy("fp16"), 17).costs[1].work.channel_walk is None
+
+
+def test_autocast_batch_norm_on_rows_does_not_walk():
+    """BatchNorm1d on [N, C] (LeViT's attention projections: 6272 x 640) under autocast has no (image, channel) planes:
+    cuDNN's per-activation mode, one pass; a walk of N x C one-element blocks priced LeViT-128 at batch 32 6-10x too
+    slow (the second blind set's autocast forwards)."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["c"], name="proj"),
+             helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"], name="bn")]
+    inits = {"w": np.ones((8, 16), np.float32), **{k: np.ones((16,), np.float32) for k in "sbmv"}}
+    model = make_model(nodes, [("x", "float32", [64, 8])], [("y", "float32", [64, 16])], inits)
+    mg = autocast(load_nodes(model), "amp")
+    gc = cost_graph(mg.graph.nodes, policy("amp"), 17, graph_inputs=frozenset({"x"}), node_policies=mg.node_policy)
+    assert next(c for c in gc.costs if c.name == "bn").work.channel_walk is None

@@ -53,8 +53,9 @@ def test_blind_networks(summary):
 
 
 def test_autocast_blind():
-    """17 networks' autocast forwards (whatif/amp_blind2); LeViT-128 at batch 32 is predicted 6-10x too slow."""
+    """17 networks' autocast forwards (whatif/amp_blind2): 67.7% when first evaluated, 13.2% since the fix of batch
+    norm on [N, C] inputs under autocast that they exposed (LeViT-128 at batch 32 was 6-10x too slow)."""
     rows = [r for r in evaluate_amp() if r["split"] == "blind"]
     assert len(rows) >= 25 and all(not r["unsupported"] for r in rows)
     s = amp_tables(rows)["all"]
-    assert s["median"] <= 0.125 and s["mape"] <= 0.70
+    assert s["median"] <= 0.105 and s["mape"] <= 0.14

@@ -64,7 +64,8 @@ def batch_norm(ctx: OpContext) -> OpWork:
     """Inference: 2 FLOPs per element, 1 kernel. ``training_mode=1``: 6 per element, X read twice, and a thread block
     per channel walks the channel's N x spatial elements (``channel_walk``, in bytes: cuDNN's bn_fw_tr_1C11 kernels).
     Inference on a 16-bit input with fp32 parameters (autocast; cuDNN's bn_fw_inf_1C11 at fp16) walks each (image,
-    channel) plane with a block: N x C blocks of the spatial elements."""
+    channel) plane with a block: N x C blocks of the spatial elements; a [N, C] input (BatchNorm1d) has no planes and
+    runs cuDNN's per-activation mode, one elementwise pass."""
     numel = ctx.in_numel(0)
     x = ctx.in_shape(0)
     channels = max(x[1] if len(x) > 1 else 1, 1)
@@ -74,7 +75,7 @@ def batch_norm(ctx: OpContext) -> OpWork:
         walk = (channels, int(ctx.in_bytes(0)) // channels)
         return with_input_reads(replace(work, channel_walk=walk), input_reads(ctx, {0: 2 * ctx.in_bytes(0)}))
     work = ctx.work(vector_flops=BN_INFERENCE_FLOPS * numel)
-    if not bn_fp32_params(ctx.node):
+    if not bn_fp32_params(ctx.node) or len(x) <= 2:  # [N, C]: cuDNN's per-activation mode, one pass, no plane walk
         return work
     planes = max(channels * (x[0] if x else 1), 1)
     return replace(work, channel_walk=(planes, int(ctx.in_bytes(0)) // planes))
