@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
-SPLITS = ("train", "heldout", "blind")
+SPLITS = ("train", "heldout", "blind", "blind3")
 
 
 @dataclass(frozen=True)
@@ -230,7 +230,7 @@ def _specs() -> list[NetworkSpec]:
         S("tanh_mlp", "mlp", "custom", "train", _custom("TanhMLP", 1024, 4096, 6, 1024), "sequence", (1024,),
           default=False, arch="mlp", description="6 x Linear(4096) + tanh, 1024 in/out (PINN-style wide MLP)"),
         # ---- blind split (the second blind set): families absent from every fit, chosen and measured once
-        #      (2026-12-03, second GPU session of the day) before any model change of that session was judged,
+        #      (2026-12-04) before any model change of that session was judged (looked at once on 2026-12-04: spent),
         #      and never used to choose a model, a class, a constant or a hyperparameter; not in the default sweep
         S("hrnet_w18_small", "cnn", "timm", "blind", _timm("hrnet_w18_small"), "image", IMG, default=False, arch="hrnet",
           description="HRNet-W18-small: parallel multi-resolution branches with repeated fusion"),
@@ -286,6 +286,29 @@ def _specs() -> list[NetworkSpec]:
         S("wavenet_tcn", "cnn", "custom", "blind", _custom("WaveNetTCN"), "sequence", (32, 4096), default=False,
           arch="tcn", description="WaveNet-style TCN: 2 x 10 causal dilated Conv1d (k=2, 128 ch) with gated units, "
                                   "residual + skip 1x1; 32 channels x 4096 steps"),
+        # ---- blind3 split (the third blind set): families absent from every fit and from the first two blind sets,
+        #      exported and timed once (2026-12-04) after the fit of that day was frozen; never used to choose anything
+        S("nfnet_l0", "cnn", "timm", "blind3", _timm("nfnet_l0"), "image", IMG, default=False, arch="nfnet",
+          description="NFNet-L0: normalizer-free ResNet, scaled weight-standardised convolutions, SiLU, SE"),
+        S("coatnet_0", "transformer", "timm", "blind3", _timm("coatnet_0_rw_224"), "image", IMG, default=False,
+          arch="coatnet", description="CoAtNet-0 (rw): MBConv stages then relative-position attention stages"),
+        S("fastvit_t8", "cnn", "timm", "blind3", _timm("fastvit_t8"), "image", (3, 256, 256), default=False,
+          arch="fastvit", description="FastViT-T8 (train-time form): RepMixer depthwise token mixing, 256x256"),
+        S("xcit_tiny_12", "transformer", "timm", "blind3", _timm("xcit_tiny_12_p16_224"), "image", IMG, default=False,
+          arch="xcit", description="XCiT-T12/16: cross-covariance attention over channels, local patch interaction"),
+        S("tnt_s", "transformer", "timm", "blind3", _timm("tnt_s_patch16_224"), "image", IMG, default=False,
+          arch="tnt", description="TNT-S/16: inner transformer over 4x4 sub-patches inside each outer token"),
+        S("rexnet_100", "cnn", "timm", "blind3", _timm("rexnet_100"), "image", IMG, default=False, arch="rexnet",
+          description="ReXNet-1.0: inverted residuals with channel growth per layer, SiLU/ReLU6, SE"),
+        S("visformer_small", "transformer", "timm", "blind3", _timm("visformer_small"), "image", IMG, default=False,
+          arch="visformer", description="Visformer-S: convolutional stages then attention stages without class token"),
+        S("crossvit_9", "transformer", "timm", "blind3", _timm("crossvit_9_240"), "image", (3, 240, 240),
+          default=False, arch="crossvit", description="CrossViT-9: two patch-size branches with cross-attention, 240x240"),
+        S("bart_base", "transformer", "transformers", "blind3",
+          _hf("BartConfig", d_model=768, encoder_layers=6, decoder_layers=6, encoder_attention_heads=12,
+              decoder_attention_heads=12, encoder_ffn_dim=3072, decoder_ffn_dim=3072, vocab_size=50265, use_cache=False),
+          "tokens", (SEQ_LEN,), vocab_size=50265, default=False, arch="bart",
+          description="BART-base shape: encoder-decoder, 6 + 6 layers d=768, decoder on the shifted input; seq 128"),
         S("vit_hf", "transformer", "transformers", "heldout", _hf_vit, "image", IMG, default=False,
           description="ViTConfig() defaults via transformers (pixel_values input)"),
     ]
@@ -342,7 +365,7 @@ def parse_names(arg: str | None) -> list[str]:
         if not tok:
             continue
         if tok in SPLITS:
-            out += names(tok, include_extra=tok == "blind")
+            out += names(tok, include_extra=tok.startswith("blind"))
         elif tok == "all":
             out += names(include_extra=True)
         elif tok in NETWORKS:

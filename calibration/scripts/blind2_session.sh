@@ -5,10 +5,12 @@
 # BLIND_PART=1|2 times the first 11 / the remaining networks (two calls of the GPU machine's 10-minute limit).
 # Writes $OUT/timing.tar.gz, $OUT/onnx.tar.gz (EXPORT=1), $OUT/gpu.txt.
 # Usage (repo root on the GPU machine): OUT=DIR BLIND_PART=1 EXPORT=1 bash calibration/scripts/blind2_session.sh
+# The third blind set (9 networks, one call): OUT=DIR BLIND_SPLIT=blind3 BLIND_PART=all EXPORT=1 bash ...
 set -u
 : "${OUT:?set OUT}"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-ALL=$(python3 -c "from calibration.networks import zoo; print(' '.join(zoo.parse_names('blind')))")
+SPLIT="${BLIND_SPLIT:-blind}"   # blind3: the third blind set (BLIND_PART=all)
+ALL=$(python3 -c "from calibration.networks import zoo; print(' '.join(zoo.parse_names('$SPLIT')))")
 set -- $ALL
 case "${BLIND_PART:-1}" in
   1) NAMES=$(echo "$ALL" | tr ' ' '\n' | head -n 11 | paste -sd, -) ;;
@@ -21,7 +23,7 @@ export_pid=""
 if [ "${EXPORT:-0}" = 1 ]; then
   mkdir -p "$OUT/onnx"
   ( taskset -c 8-15 timeout "${EXPORT_TIMEOUT:-520}" python3 -m calibration.networks.export --out "$OUT/onnx" \
-      --names blind --exporters torchscript --no-ort-check --max-seconds "${EXPORT_BUDGET:-500}" \
+      --names "$SPLIT" --exporters torchscript --no-ort-check --max-seconds "${EXPORT_BUDGET:-500}" \
       > "$OUT/onnx/export_log.txt" 2>&1 ) &
   export_pid=$!
 fi
