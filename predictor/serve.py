@@ -281,7 +281,6 @@ def _check_rebound_decode(g, inp: _Inputs, batch: int, seq: int, past: int) -> N
             want[o.name] = (o.shape, {b_axis: batch, axis: past + seq})
     out = g.outputs[0].shape if g.outputs else None
     bad = out is None or not out or out[0] != batch or (len(out) == 3 and out[1] != seq)   # logits [B, S, V]
-    bad = bad or any(o.shape is None for o in g.outputs if o.dtype not in ("sequence", "optional"))
     bad = bad or any(shape[k] != v for shape, need in want.values() for k, v in need.items())
     if bad:
         name, dims = inp.past[0]

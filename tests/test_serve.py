@@ -263,3 +263,22 @@ def test_fixed_past_graph_with_a_fixed_size_mask_constant_is_refused(tmp_path, c
     assert main(["serve", path, "--gpu", "h200", "--batches", "1", "--contexts", "64", "--context", "64"]) == 2
     err = capsys.readouterr().err.strip()
     assert "built into its constants" in err and len(err.splitlines()) == 1
+
+
+def test_rebinding_finds_the_axes_of_stacked_and_partly_fixed_past_inputs(tmp_path):
+    """[2, batch, heads, past, dim] stacked K/V fixed at batch 2, past 8: the batch and past axes become symbolic,
+    the K/V axis, heads and head size stay; a past with only its length fixed keeps its symbolic batch name."""
+    from predictor.serve import _dims, _rebindable_decode, decoder_inputs
+
+    ins = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [2, 1]),
+           helper.make_tensor_value_info("past_0", TensorProto.FLOAT, [2, 2, 12, 8, 64]),
+           helper.make_tensor_value_info("past_1", TensorProto.FLOAT, [2, "b", 12, 8, 64])]
+    m = helper.make_model(helper.make_graph([helper.make_node("Identity", ["input_ids"], ["y"])], "g", ins,
+                                            [helper.make_tensor_value_info("y", TensorProto.INT64, None)]))
+    path = tmp_path / "stacked.onnx"
+    onnx.save(m, str(path))
+    src = _rebindable_decode(str(path), decoder_inputs(str(path)))
+    dims = {vi.name: _dims(vi) for vi in src.graph.input}
+    assert dims["input_ids"] == ("batch", 1)
+    assert dims["past_0"] == (2, "batch", 12, "past_sequence", 64)
+    assert dims["past_1"] == (2, "b", 12, "past_sequence", 64)
