@@ -11,7 +11,9 @@ Two kinds of graph:
   and predicts the graph. Its ``Concat(past, new)`` nodes are how exporters write the cache; a serving engine
   appends in place (a static or paged cache), so their time is scaled to the appended token's share,
   1 / (C + 1). Prefill binds the token input to [batch, prompt] with a 1-token past (when the graph's sequence
-  axis is symbolic).
+  axis is symbolic). A graph exported with fixed past inputs (fixed batch and past length) is re-bound: those axes
+  (and the token input's batch, its length when not 1, the mask's) made symbolic; it is refused in one line when
+  its outputs do not follow (a constant holds the export's batch or past length).
 * a **plain (prefill) graph** (input_ids [batch, sequence], no past inputs): prefill binds the sequence to the
   prompt length. Decode at context C is derived: the graph at one token (every weight read once, the per-token
   work), plus per attention layer the KV-cache read of 2 x batch x C x heads x head_dim elements at the HBM
@@ -233,6 +235,61 @@ def _rebindable(path: str, inp: _Inputs):
     return model
 
 
+def _rebindable_decode(path: str, inp: _Inputs):
+    """A decode graph exported with fixed past inputs (and a fixed batch, mask length or prompt length), with the
+    axes serve varies made symbolic: the batch and the past length of every past input, the batch (and a prompt
+    length other than 1) of the token and position inputs, the batch and total length of the attention mask. A
+    graph exported at one token keeps its token axis (a decode step; prefill is not derived from it). None when
+    those axes are symbolic already."""
+    seq_fixed = isinstance(inp.token_dims[1], int) and inp.token_dims[1] != 1
+    token_axes = [k for k, d in enumerate(inp.token_dims) if isinstance(d, int) and (k == 0 or seq_fixed)]
+    past_fixed = any(isinstance(dims[k], int) for _, dims in inp.past for k in _past_axes(dims))
+    if not token_axes and not past_fixed:
+        return None
+    from .graph.loader import read_model
+
+    model = read_model(path)
+    by_name = {vi.name: vi for vi in model.graph.input}
+
+    def symbolic(name: str, axes_names: dict[int, str]) -> None:
+        dims = by_name[name].type.tensor_type.shape.dim
+        for k, label in axes_names.items():
+            if dims[k].HasField("dim_value"):
+                dims[k].dim_param = label   # clears the fixed value (a oneof)
+
+    for name in (inp.tokens, inp.positions):
+        if name:
+            symbolic(name, {k: ("batch", "sequence")[k] for k in token_axes})
+    for name, dims in inp.past:
+        b_axis, axis = _past_axes(dims)
+        symbolic(name, {b_axis: "batch", axis: "past_sequence"})
+    if inp.mask:
+        symbolic(inp.mask, {0: "batch", 1: "total_sequence"})
+    return model
+
+
+def _check_rebound_decode(g, inp: _Inputs, batch: int, seq: int, past: int) -> None:
+    """The re-bound decode graph follows the new batch and past length: its first output has the batch (and the
+    tokens), and every past-shaped output (present.*) holds past + tokens. A graph whose constants hold its
+    export sizes (a fixed-size mask, a reshape to the export batch) does not: one-line error."""
+    fixed = {name: dims for name, dims in inp.past}
+    first = next(iter(fixed.values()))
+    want = {}
+    for o in g.outputs:
+        if o.shape is not None and len(o.shape) == len(first) and "present" in o.name.lower():
+            b_axis, axis = _past_axes(first)
+            want[o.name] = (o.shape, {b_axis: batch, axis: past + seq})
+    out = g.outputs[0].shape if g.outputs else None
+    bad = out is None or not out or out[0] != batch or (len(out) == 3 and out[1] != seq)   # logits [B, S, V]
+    bad = bad or any(shape[k] != v for shape, need in want.values() for k, v in need.items())
+    if bad:
+        name, dims = inp.past[0]
+        got = "unknown" if out is None else list(out)
+        raise PredictorError(f"serve: the graph's batch and past length ('{name}' {list(dims)}) are built into its "
+                             f"constants (output {got} at batch {batch}, past {past}, {seq} token(s)): export it "
+                             "with dynamic batch and past axes")
+
+
 def _plain_shapes(inp: _Inputs, batch: int, seq: int, source) -> dict[str, tuple[int, ...]]:
     """Bindings of a plain graph: the token input, and the mask / positions that re-binding made symbolic."""
     out = {inp.tokens: (batch, seq)}
@@ -294,18 +351,40 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
         kind = "decode"
         kv = _kv_from_past(inp)
         past_names = {n for n, _ in inp.past}
+        source = _rebindable_decode(path, inp)
+        fixed_inp = inp
+        if source is not None:
+            inp = _Inputs(inp.tokens, _dims(next(i for i in source.graph.input if i.name == inp.tokens)),
+                          tuple((n, _dims(next(i for i in source.graph.input if i.name == n))) for n, _ in inp.past),
+                          inp.mask, inp.positions)
+            notes.append(f"the graph's fixed inputs (past {list(fixed_inp.past[0][1])}, tokens "
+                         f"{list(fixed_inp.token_dims)}) re-bound to the batch and past length of each step "
+                         "(its constants follow them)")
+        seq_symbolic = not isinstance(inp.token_dims[1], int)
         g = None
         for c in contexts:
             for b in batches:
-                g, pred = predict_step(path, profile, precision, calibration, step_shapes(inp, b, 1, c), b, weights)
+                try:
+                    g, pred = predict_step(path, profile, precision, calibration, step_shapes(inp, b, 1, c), b,
+                                           weights, source)
+                    if source is not None:
+                        _check_rebound_decode(g, fixed_inp, b, 1, c)
+                except PredictorError as e:
+                    if source is None or "built into its constants" in str(e):
+                        raise
+                    _, dims = fixed_inp.past[0]
+                    raise PredictorError(f"serve: the graph's batch and past length ({list(dims)}) are built into "
+                                         f"its constants ({e}): export it with dynamic batch and past axes") from None
                 t = in_place_cache(pred, past_names, c)
                 decode_points.append(DecodePoint(b, c, t, b / t, float(b * c * kv.bytes_per_token(elem)), True))
                 if b == batches[0] and c == context:
                     decode_flops, decode_bytes = pred.total_flops, pred.total_bytes(MemLevel.HBM)
         notes.append("decode: the graph's Concat(past, new) cache nodes scaled to an in-place append (1 / (C + 1))")
         if seq_symbolic:
-            _, pp = predict_step(path, profile, precision, calibration, step_shapes(inp, prefill_batch, prompt, 1),
-                             prefill_batch, weights)
+            gp, pp = predict_step(path, profile, precision, calibration, step_shapes(inp, prefill_batch, prompt, 1),
+                                  prefill_batch, weights, source)
+            if source is not None:
+                _check_rebound_decode(gp, fixed_inp, prefill_batch, prompt, 1)
             prefill_s, prefill_flops, prefill_bytes = pp.total_time_s, pp.total_flops, pp.total_bytes(MemLevel.HBM)
             notes.append("prefill: the decode graph with the prompt as its input and a 1-token past")
         else:

@@ -169,3 +169,116 @@ def test_fixed_length_graph_with_its_length_in_a_constant_is_refused(tmp_path):
     with pytest.raises(PredictorError, match=r"sequence length 16 is built into its constants .* dynamic sequence"):
         predict_serving(path, load_profile("h200"), "fp16", None, prompt=32, batches=(1,), contexts=(64,),
                         context=64)
+
+
+def _decoder_with_past(tmp_path, name, tokens, past, mask, baked_mask_len=None):
+    """One attention layer (2 heads of 4) over a KV cache with an attention mask [batch, past + tokens], logits
+    [batch, tokens, 32]; ``tokens`` / ``past`` / ``mask`` are the declared input dims (symbolic names or the fixed
+    sizes of an export). ``baked_mask_len``: a fixed-size additive mask constant [1, 1, 1, L] on the scores."""
+    f = np.float32
+    inits = [numpy_helper.from_array(np.zeros((32, 8), f), "embed"),
+             numpy_helper.from_array(np.zeros((8, 8), f), "wq"), numpy_helper.from_array(np.zeros((8, 8), f), "wk"),
+             numpy_helper.from_array(np.zeros((8, 8), f), "wv"), numpy_helper.from_array(np.zeros((8, 32), f), "wo"),
+             numpy_helper.from_array(np.array([0, 0, 2, 4], np.int64), "hs"),
+             numpy_helper.from_array(np.array([0, 0, 8], np.int64), "ms"),
+             numpy_helper.from_array(np.array([1, 2], np.int64), "ax"),
+             numpy_helper.from_array(np.array(1.0, f), "one"), numpy_helper.from_array(np.array(-1e4, f), "big")]
+    nodes = [helper.make_node("Gather", ["embed", "input_ids"], ["x"])]
+    for w in ("q", "k", "v"):
+        nodes += [helper.make_node("MatMul", ["x", f"w{w}"], [f"{w}0"]),
+                  helper.make_node("Reshape", [f"{w}0", "hs"], [f"{w}1"]),
+                  helper.make_node("Transpose", [f"{w}1"], [w], perm=[0, 2, 1, 3])]
+    nodes += [helper.make_node("Concat", ["past_key_values.0.key", "k"], ["present.0.key"], axis=2),
+              helper.make_node("Concat", ["past_key_values.0.value", "v"], ["present.0.value"], axis=2),
+              helper.make_node("Transpose", ["present.0.key"], ["kt"], perm=[0, 1, 3, 2]),
+              helper.make_node("MatMul", ["q", "kt"], ["s"]),
+              helper.make_node("Cast", ["attention_mask"], ["mf"], to=TensorProto.FLOAT),
+              helper.make_node("Unsqueeze", ["mf", "ax"], ["m4"]),
+              helper.make_node("Sub", ["one", "m4"], ["inv"]), helper.make_node("Mul", ["inv", "big"], ["bias"]),
+              helper.make_node("Add", ["s", "bias"], ["s1"])]
+    scores = "s1"
+    if baked_mask_len:
+        inits.append(numpy_helper.from_array(np.zeros((1, 1, 1, baked_mask_len), f), "baked"))
+        nodes.append(helper.make_node("Add", ["s1", "baked"], ["s2"]))
+        scores = "s2"
+    nodes += [helper.make_node("Softmax", [scores], ["p"], axis=-1),
+              helper.make_node("MatMul", ["p", "present.0.value"], ["o"]),
+              helper.make_node("Transpose", ["o"], ["o1"], perm=[0, 2, 1, 3]),
+              helper.make_node("Reshape", ["o1", "ms"], ["o2"]), helper.make_node("MatMul", ["o2", "wo"], ["logits"])]
+    ins = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, tokens),
+           helper.make_tensor_value_info("attention_mask", TensorProto.INT64, mask)]
+    ins += [helper.make_tensor_value_info(f"past_key_values.0.{kv}", TensorProto.FLOAT, past) for kv in ("key", "value")]
+    fixed = all(isinstance(d, int) for d in (*tokens, *past))
+    present = [past[0], 2, past[2] + tokens[1], 4] if fixed else None
+    outs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [tokens[0], tokens[1], 32] if fixed else None)]
+    outs += [helper.make_tensor_value_info(f"present.0.{kv}", TensorProto.FLOAT, present) for kv in ("key", "value")]
+    m = helper.make_model(helper.make_graph(nodes, "dec", ins, outs, initializer=inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / name
+    onnx.save(m, str(path))
+    return str(path)
+
+
+def test_fixed_past_decode_graph_is_rebound(tmp_path):
+    """A decode-step graph exported at batch 2 with a fixed past of 8 (mask [2, 9]): serve re-binds the batch and
+    the past length, so every decode point predicts exactly what the dynamic export does."""
+    prof = load_profile("h200")
+    kw = dict(context=100, batches=(1, 4), contexts=(50, 100))
+    dyn = predict_serving(_decoder_with_past(tmp_path, "dyn.onnx", ["batch", 1], ["batch", 2, "past", 4],
+                                             ["batch", "total"]), prof, "fp16", None, **kw)
+    fixed = predict_serving(_decoder_with_past(tmp_path, "fixed.onnx", [2, 1], [2, 2, 8, 4], [2, 9]),
+                            prof, "fp16", None, **kw)
+    assert fixed.graph_kind == dyn.graph_kind == "decode" and fixed.kv == dyn.kv
+    assert [(p.batch, p.context, p.time_s) for p in fixed.decode] == [(p.batch, p.context, p.time_s)
+                                                                      for p in dyn.decode]
+    assert len(fixed.decode) == 4 and fixed.decode_flops == dyn.decode_flops
+    assert fixed.prefill_s is None and dyn.prefill_s is None   # a one-token graph: prefill not derived
+    assert any("re-bound to the batch and past length" in n for n in fixed.notes)
+
+
+def test_fixed_prefill_and_past_graph_is_rebound(tmp_path):
+    """The graph exported at 4 tokens after a past of 8 (batch 1, mask [1, 12]): prefill at 32 tokens and decode
+    at one token predict exactly what the export with dynamic batch, tokens and past does."""
+    prof = load_profile("h200")
+    kw = dict(prompt=32, context=64, batches=(1, 8), contexts=(64,))
+    dyn = predict_serving(_decoder_with_past(tmp_path, "dyn.onnx", ["batch", "seq"], ["batch", 2, "past", 4],
+                                             ["batch", "total"]), prof, "fp16", None, **kw)
+    fixed = predict_serving(_decoder_with_past(tmp_path, "fixed.onnx", [1, 4], [1, 2, 8, 4], [1, 12]),
+                            prof, "fp16", None, **kw)
+    assert dyn.prefill_s is not None and fixed.prefill_s == dyn.prefill_s and fixed.prompt == 32
+    assert fixed.prefill_flops == dyn.prefill_flops
+    assert fixed.point(8, 64).time_s == dyn.point(8, 64).time_s and fixed.point(1, 64).time_s == dyn.point(1, 64).time_s
+
+
+def test_fixed_past_graph_with_a_fixed_size_mask_constant_is_refused(tmp_path, capsys):
+    """A mask constant [1, 1, 1, 9] holds the export's past + 1: any other past does not broadcast with it."""
+    import pytest
+
+    from predictor.types import PredictorError
+
+    path = _decoder_with_past(tmp_path, "baked.onnx", [2, 1], [2, 2, 8, 4], [2, 9], baked_mask_len=9)
+    with pytest.raises(PredictorError, match=r"batch and past length .* built into its constants .* dynamic batch "
+                                             r"and past axes"):
+        predict_serving(path, load_profile("h200"), "fp16", None, context=64, batches=(1,), contexts=(64,))
+    assert main(["serve", path, "--gpu", "h200", "--batches", "1", "--contexts", "64", "--context", "64"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "built into its constants" in err and len(err.splitlines()) == 1
+
+
+def test_rebinding_finds_the_axes_of_stacked_and_partly_fixed_past_inputs(tmp_path):
+    """[2, batch, heads, past, dim] stacked K/V fixed at batch 2, past 8: the batch and past axes become symbolic,
+    the K/V axis, heads and head size stay; a past with only its length fixed keeps its symbolic batch name."""
+    from predictor.serve import _dims, _rebindable_decode, decoder_inputs
+
+    ins = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [2, 1]),
+           helper.make_tensor_value_info("past_0", TensorProto.FLOAT, [2, 2, 12, 8, 64]),
+           helper.make_tensor_value_info("past_1", TensorProto.FLOAT, [2, "b", 12, 8, 64])]
+    m = helper.make_model(helper.make_graph([helper.make_node("Identity", ["input_ids"], ["y"])], "g", ins,
+                                            [helper.make_tensor_value_info("y", TensorProto.INT64, None)]))
+    path = tmp_path / "stacked.onnx"
+    onnx.save(m, str(path))
+    src = _rebindable_decode(str(path), decoder_inputs(str(path)))
+    dims = {vi.name: _dims(vi) for vi in src.graph.input}
+    assert dims["input_ids"] == ("batch", 1)
+    assert dims["past_0"] == (2, "batch", 12, "past_sequence", 64)
+    assert dims["past_1"] == (2, "b", 12, "past_sequence", 64)

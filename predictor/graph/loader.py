@@ -290,23 +290,47 @@ def _fill_declared(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dic
 
 _KEEPS_DTYPE = frozenset(shape_fns.SAME_SHAPE) - {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Not",
                                                   "IsNaN", "IsInf"}
+_SAME_SHAPE = frozenset(shape_fns.SAME_SHAPE)
 
 
 def _shapes_backward(raw: list[RawNode], infos: dict[str, TensorInfo]) -> int:
-    """Shapes known after an op whose output has its input's shape and type (Log, Sqrt, Relu...) given to that
-    input when it is unknown (a declared output behind a chain of them); how many were given."""
+    """Shapes known after an op whose output has its input's shape (Log, Sqrt, Relu, Cast, CastLike...) given to
+    that input when it is unknown (a declared output behind a chain of them); how many were given. The input keeps
+    the output's type through an op that keeps it; through one that converts (Cast, CastLike, DequantizeLinear...)
+    it takes the type the graph writes there (the type rules of the ops before it)."""
     produced = {o for n in raw for o in n.output if o}
+    dtypes: dict[str, str] | None = None
     given = 0
     for n in reversed(raw):
-        if n.op_type not in _KEEPS_DTYPE or not n.input or not n.output or not n.input[0] or not n.output[0]:
+        if n.op_type not in _SAME_SHAPE or not n.input or not n.output or not n.input[0] or not n.output[0]:
             continue
         src, out = n.input[0], infos.get(n.output[0])
         cur = infos.get(src)
         if out is None or out.shape is None or src not in produced or (cur is not None and cur.shape is not None):
             continue
-        infos[src] = TensorInfo(src, out.dtype, out.shape)
+        if n.op_type in _KEEPS_DTYPE:
+            dtype = out.dtype
+        else:
+            if dtypes is None:
+                dtypes = _forward_dtypes(raw, infos)
+            dtype = dtypes.get(src, "unknown")
+        infos[src] = TensorInfo(src, dtype, out.shape)
         given += 1
     return given
+
+
+def _forward_dtypes(raw: list[RawNode], infos: Mapping[str, TensorInfo]) -> dict[str, str]:
+    """The element type of every tensor the graph writes, by the ops' type rules in topological order (shapes
+    need not be known: a type follows from the input types and attributes alone)."""
+    dtypes = {k: v.dtype for k, v in infos.items() if v.dtype != "unknown"}
+    for n in raw:
+        ins = [TensorInfo(i, dtypes.get(i, "unknown"), None) if i else None for i in n.input]
+        for k, o in enumerate(n.output):
+            if o and o not in dtypes:
+                dt = _output_dtype(n, ins, k)
+                if dt != "unknown":
+                    dtypes[o] = dt
+    return dtypes
 
 
 def _probe_node(n: RawNode, infos: Mapping[str, TensorInfo], consts: Mapping[str, Val]) -> Node:

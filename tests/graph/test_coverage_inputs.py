@@ -99,3 +99,30 @@ def test_declared_shape_not_used_when_an_input_is_symbolic():
     m = make_model([node], [("x", "float32", ["N", 8]), ("starts", "int64", [2]), ("ends", "int64", [2])],
                    [("y", "float32", [2, 8])])
     assert dict(_predict(m).unsupported) == {"Slice (unknown shape)": 1}
+
+
+def _reduce_l2_expanded(castlike: bool):
+    """ReduceL2 as the onnx function expands it: Mul, ReduceSum over axes given as data, Cast to double, Sqrt,
+    then CastLike (or Cast) back to float before the declared output y[3, 2, 1]."""
+    nodes = [helper.make_node("Mul", ["x", "x"], ["sq"]),
+             helper.make_node("ReduceSum", ["sq", "axes"], ["s"], keepdims=1),
+             helper.make_node("Cast", ["s"], ["s64"], to=TensorProto.DOUBLE),
+             helper.make_node("Sqrt", ["s64"], ["r"]),
+             helper.make_node("CastLike", ["r", "x"], ["y"]) if castlike else
+             helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT)]
+    return make_model(nodes, [("x", "float32", [3, 2, 2]), ("axes", "int64", [1])], [("y", "float32", [3, 2, 1])])
+
+
+@pytest.mark.parametrize("castlike", [True, False])
+def test_declared_output_shape_passes_back_through_cast_and_castlike(castlike):
+    """The declared y[3, 2, 1] reaches the ReduceSum through CastLike/Cast, Sqrt and Cast: each tensor takes
+    the shape, and the type its producer writes (ReduceSum: float32, Cast: double)."""
+    g = load_model_proto(_reduce_l2_expanded(castlike))
+    by_out = {n.outputs[0].name: n.outputs[0] for n in g.nodes}
+    assert [(by_out[k].dtype, by_out[k].shape) for k in ("s", "s64", "r", "y")] == [
+        ("float32", (3, 2, 1)), ("float64", (3, 2, 1)), ("float64", (3, 2, 1)), ("float32", (3, 2, 1))]
+    pred = predict_graph(g, load_profile("h200"))
+    assert not pred.unsupported
+    (reduce,) = [o for o in pred.ops if o.cost.op_type == "ReduceSum"]
+    assert reduce.cost.work.bytes_written == 24.0   # 6 float32
+    assert not any("declared" in n and "unknown" in n for n in pred.notes)
