@@ -21,7 +21,8 @@ which is why two-node all-reduce busbw exceeds the ring's NIC bound; this module
 algorithm bandwidth to the node's injection bandwidth (each node sends the whole buffer once each way). NVLink
 SHARP (NVLS, one node) runs at the system's measured algorithm bandwidth; the NVLS tree across nodes at that
 bandwidth scaled by the network's share. Ignored: NCCL's channel counts (per-channel caps, fewer channels for
-small messages), chunk pipelining except through NCCL's correction factors, NVLS for reduce-scatter and
+small messages), the chunk pipelining of rings and trees except through NCCL's tree correction factors (NVLS
+and the NVLS tree do pay their pipeline fill, from NCCL's chunk sizes: ``nvls_fill_s``), NVLS for reduce-scatter and
 all-gather, CollNet/SHARP in the switches, PAT, congestion from other jobs, NIC/GPU affinity mistakes, the
 NIC's own latency (zero for InfiniBand in NCCL; EFA and TCP-based fabrics are slower at small sizes), and
 the CPU vendor (NCCL's multi-node LL bandwidth caps use the Intel row); ranks per node are equal on every node.
