@@ -21,7 +21,8 @@ which is why two-node all-reduce busbw exceeds the ring's NIC bound; this module
 algorithm bandwidth to the node's injection bandwidth (each node sends the whole buffer once each way). NVLink
 SHARP (NVLS, one node) runs at the system's measured algorithm bandwidth; the NVLS tree across nodes at that
 bandwidth scaled by the network's share. Ignored: NCCL's channel counts (per-channel caps, fewer channels for
-small messages), chunk pipelining except through NCCL's correction factors, NVLS for reduce-scatter and
+small messages), the chunk pipelining of rings and trees except through NCCL's tree correction factors (NVLS
+and the NVLS tree do pay their pipeline fill, from NCCL's chunk sizes: ``nvls_fill_s``), NVLS for reduce-scatter and
 all-gather, CollNet/SHARP in the switches, PAT, congestion from other jobs, NIC/GPU affinity mistakes, the
 NIC's own latency (zero for InfiniBand in NCCL; EFA and TCP-based fabrics are slower at small sizes), and
 the CPU vendor (NCCL's multi-node LL bandwidth caps use the Intel row); ranks per node are equal on every node.
@@ -76,6 +77,7 @@ class NcclModel:
     nvlink_line_Bps: float                 # the link's line rate per direction
     pcie_efficiency: float
     net_efficiency: float
+    pipeline: Mapping = None               # NVLS chunking (src/enqueue.cc): see ``nvls_fill_s``
 
     def arch(self, system: SystemProfile) -> str:
         """NCCL's GPU generation row: from the NVLink generation (2 Volta, 3 Ampere, 4 Hopper; newer links use the
@@ -106,7 +108,7 @@ def nccl_model() -> NcclModel:
                      doc["ring_plateau_latency_factor"], int(doc["ring_plateau_channels"]["value"]),
                      nv["arch_by_generation"], {k: float(v) for k, v in nv["nccl_link_Bps"]["value"].items()},
                      float(nv["line_rate_link_Bps"]["value"]), float(doc["pcie_efficiency"]["value"]),
-                     float(doc["net_efficiency"]["value"]))
+                     float(doc["net_efficiency"]["value"]), doc["pipeline"])
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ class CollectiveTime:
     protocol: str
     time_s: float
     latency_s: float
+    fill_s: float = 0.0                # pipeline fill (NVLS algorithms): part of time_s, beside latency_s
 
     @property
     def algbw_Bps(self) -> float:
@@ -266,6 +269,35 @@ def _tree(size_bytes: float, system: SystemProfile, lay: Layout, m: NcclModel) -
     return out
 
 
+def nvls_chunk_bytes(size_bytes: float, lanes: int, tree: bool, m: NcclModel) -> int:
+    """The chunk one NVLS lane moves at a time, as NCCL's enqueue.cc sets it: the Simple step (buffer / NCCL_STEPS,
+    512 KiB), capped at 128 KiB for NVLS, then cut down while the message is small next to lanes x chunk."""
+    p = m.pipeline
+    chunk = p["simple_buffer_bytes"] // p["steps"]
+    if not tree:
+        chunk = min(chunk, p["nvls_max_chunk_bytes"])
+    for mult, cap in p["nvls_tree_chunk_rule" if tree else "nvls_chunk_rule"]:
+        if size_bytes < mult * lanes * chunk and chunk > cap:
+            chunk = cap
+    return chunk
+
+
+def nvls_fill_s(size_bytes: float, alg_Bps: float, lay: Layout, m: NcclModel) -> float:
+    """Pipeline fill of the NVLS algorithms, which NCCL's tuner leaves out: the message moves in chunks over
+    nvlsChannels x (GPUs per node) lanes, and a chunk passes ``stages`` stages in turn (the NVSwitch reduce and
+    broadcast; across nodes also one network hop up and one down per tree level). Store and forward: the last
+    chunk leaves the first stage when the bandwidth term says the transfer ends, then crosses the other
+    stages - 1, each taking what one stage holds (every lane's chunk, or the whole message if smaller) at the
+    algorithm bandwidth: fill = (stages - 1) x min(size, lanes x chunk) / algbw. A ring needs no such term: every
+    rank sends from its first step."""
+    p = m.pipeline
+    lanes = p["nvls_channels"] * lay.per_node
+    tree = lay.nodes > 1
+    stages = p["nvls_stages"] + (p["nvls_tree_stages_per_tree_level"] * int(math.log2(lay.nodes)) if tree else 0)
+    in_flight = min(size_bytes, lanes * nvls_chunk_bytes(size_bytes, lanes, tree, m))
+    return (stages - 1) * in_flight / alg_Bps
+
+
 def _nvls(size_bytes: float, system: SystemProfile, lay: Layout, m: NcclModel) -> list[CollectiveTime]:
     """NVLink SHARP all-reduce: in the NVSwitch on one node (the system's measured algorithm bandwidth); across
     nodes NCCL's NVLS tree, its bandwidth held to the network's share (NCCL: min(bwIntra, bwInter), bwInter / 2
@@ -274,12 +306,16 @@ def _nvls(size_bytes: float, system: SystemProfile, lay: Layout, m: NcclModel) -
     alg = system.intra.nvls_algbw_Bps
     if nodes == 1:
         lat = m.base_latency_s["nvls"]["Simple"] + m.hw_latency_s["nvlink"]["nvls"]["Simple"]
-        return [CollectiveTime("all_reduce", size_bytes, n, nodes, "nvls", "Simple", lat + size_bytes / alg, lat)]
+        fill = nvls_fill_s(size_bytes, alg, lay, m)
+        return [CollectiveTime("all_reduce", size_bytes, n, nodes, "nvls", "Simple", lat + fill + size_bytes / alg,
+                               lat, fill)]
     share = node_net_Bps(system, lay) * (1.0 if nodes <= 2 else 0.5) / intra_busbw_Bps(system, lay)
     alg *= min(1.0, share)
     lat = (m.base_latency_s["nvls_tree"]["Simple"] + m.hw_latency_s["nvlink"]["nvls_tree"]["Simple"]
            + 2 * int(math.log2(nodes)) * m.hw_latency_s["net"]["nvls_tree"]["Simple"])
-    return [CollectiveTime("all_reduce", size_bytes, n, nodes, "nvls_tree", "Simple", lat + size_bytes / alg, lat)]
+    fill = nvls_fill_s(size_bytes, alg, lay, m)
+    return [CollectiveTime("all_reduce", size_bytes, n, nodes, "nvls_tree", "Simple", lat + fill + size_bytes / alg,
+                           lat, fill)]
 
 
 def candidates(op: str, size_bytes: float, system: SystemProfile, lay: Layout, nvls: bool = True) -> list[CollectiveTime]:
@@ -306,4 +342,5 @@ def collective_time(op: str, size_bytes: float, system: SystemProfile, ranks: in
 
 
 __all__ = ["OPS", "Layout", "CollectiveTime", "bus_factor", "ring_bytes_per_rank", "ring_busbw_Bps",
-           "intra_busbw_Bps", "node_net_Bps", "layout_for", "candidates", "collective_time", "nccl_model"]
+           "intra_busbw_Bps", "node_net_Bps", "layout_for", "candidates", "collective_time", "nccl_model",
+           "nvls_chunk_bytes", "nvls_fill_s"]

@@ -3,7 +3,7 @@
 import pytest
 
 from predictor.distributed.collectives import (Layout, bus_factor, candidates, collective_time, layout_for,
-                                               nccl_model, node_net_Bps, ring_busbw_Bps, ring_bytes_per_rank)
+                                               nccl_model, nvls_chunk_bytes, nvls_fill_s, node_net_Bps, ring_busbw_Bps, ring_bytes_per_rank)
 from predictor.distributed.system import load_system
 from predictor.types import PredictorError
 
@@ -104,9 +104,40 @@ def test_nvls_tree_across_nodes():
     s = load_system("ib-cluster")
     two = [c for c in candidates("all_reduce", 2**33, s, Layout(16, 2)) if c.algorithm == "nvls_tree"][0]
     assert two.latency_s == pytest.approx(23e-6 + 2 * 1 * 14e-6)
-    assert 2**33 / (two.time_s - two.latency_s) == pytest.approx(275e9)         # 8 NDR NICs keep up on 2 nodes
+    assert 2**33 / (two.time_s - two.latency_s - two.fill_s) == pytest.approx(275e9)  # 8 NDR NICs keep up on 2 nodes
     four = [c for c in candidates("all_reduce", 2**33, s, Layout(32, 4)) if c.algorithm == "nvls_tree"][0]
-    assert 2**33 / (four.time_s - four.latency_s) == pytest.approx(275e9 * 0.5 * 8 * 47e9 / (18 * 20.6e9))
+    assert 2**33 / (four.time_s - four.latency_s - four.fill_s) == pytest.approx(
+        275e9 * 0.5 * 8 * 47e9 / (18 * 20.6e9))
+
+
+@pytest.mark.parametrize("size,tree,chunk", [
+    (2**33, True, 512 * 1024),        # >= 32 x 128 lanes x 512 KiB = 2 GiB: the whole Simple step
+    (2**30, True, 256 * 1024),        # < 2 GiB, >= 16 x 128 x 256 KiB = 512 MiB
+    (2**26, True, 128 * 1024),        # 64 MiB: below 16 x 128 x 256 KiB, not below 4 x 128 x 128 KiB
+    (2**23, True, 64 * 1024),         # 8 MiB: below 4 x 128 x 128 KiB, not below 1 x 128 x 64 KiB
+    (2**20, True, 32 * 1024),         # 1 MiB: below 128 x 64 KiB
+    (2**33, False, 128 * 1024),       # NVLS: capped at 128 KiB, 8 GiB >= 64 x 128 x 128 KiB
+    (2**29, False, 64 * 1024),        # 512 MiB < 1 GiB
+    (2**20, False, 16 * 1024),        # 1 MiB < 8 x 128 x 64 KiB and < 2 x 128 x 32 KiB
+])
+def test_nvls_chunk_sizes_follow_nccl(size, tree, chunk):
+    assert nvls_chunk_bytes(size, 128, tree, nccl_model()) == chunk
+
+
+def test_nvls_pipeline_fill():
+    # 2 nodes x 8 GPUs: 16 channels x 8 heads = 128 lanes, stages = reduce + broadcast + one hop up and one down
+    s = load_system("ib-cluster")
+    lay = Layout(16, 2)
+    m = nccl_model()
+    assert nvls_fill_s(2**23, 275e9, lay, m) == pytest.approx(3 * 128 * 64 * 1024 / 275e9)
+    assert nvls_fill_s(2**14, 275e9, lay, m) == pytest.approx(3 * 2**14 / 275e9)      # the message is all in flight
+    c = [c for c in candidates("all_reduce", 2**23, s, lay) if c.algorithm == "nvls_tree"][0]
+    assert c.fill_s == pytest.approx(3 * 128 * 64 * 1024 / 275e9)
+    assert c.time_s == pytest.approx(c.latency_s + c.fill_s + 2**23 / 275e9)
+    # one node: reduce and broadcast, 2 stages; rings and trees carry no fill term
+    one = [c for c in candidates("all_reduce", 2**30, load_system("dgx-h100"), Layout(8, 1)) if c.algorithm == "nvls"][0]
+    assert one.fill_s == pytest.approx(1 * 128 * 128 * 1024 / 275e9)
+    assert all(c.fill_s == 0.0 for c in candidates("all_reduce", 2**23, s, lay) if not c.algorithm.startswith("nvls"))
 
 
 def test_small_messages_are_latency_bound_and_use_ll():
