@@ -60,7 +60,7 @@ def evaluate(calibration=None) -> list[dict]:
 WHATIF_AMP = DATA / "h200" / "whatif" / "amp"
 WHATIF_AMP_BLIND = DATA / "h200" / "whatif" / "amp_blind"  # the first blind set's autocast forwards (now training data)
 WHATIF_AMP_BLIND2 = DATA / "h200" / "whatif" / "amp_blind2"  # the second blind set's, measured once
-SPLITS = ("train", "heldout", "blind")
+SPLITS = ("train", "heldout", "blind", "blind3")
 
 
 def evaluate_amp(calibration=None) -> list[dict]:

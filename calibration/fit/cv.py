@@ -53,7 +53,12 @@ def _parse(spec: str) -> FitSettings:
     kw = {}
     for part in filter(None, spec.split(",")):
         k, v = part.split("=")
-        kw[k.strip()] = float(v)
+        k = k.strip()
+        if k == "micro_families":  # "+name" adds families to the fit's, "a+b+c" replaces them
+            names = tuple(f for f in v.strip().split("+") if f)
+            kw[k] = (FitSettings().micro_families + names) if v.strip().startswith("+") else names
+        else:
+            kw[k] = float(v)
     return replace(FitSettings(), **kw)
 
 

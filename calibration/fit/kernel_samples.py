@@ -158,6 +158,13 @@ def embedding_node(p: dict) -> Node:
     return _node("Gather", [_t("table", (p["vocab"], p["D"]), True), idx], [_t("y", (p["tokens"], p["D"]))], axis=0)
 
 
+def group_norm_1d_node(p: dict) -> Node:
+    """F.group_norm(x [N, C, L], groups) (run 8: one group per channel, wav2vec 2.0's first feature layer)."""
+    n, c, length = p["N"], p["C"], p["L"]
+    return _node("GroupNormalization", [_t("x", (n, c, length)), _t("g", (c,), True), _t("b", (c,), True)],
+                 [_t("y", (n, c, length))], num_groups=p["groups"], epsilon=1e-5)
+
+
 def sdpa_node(p: dict) -> Node:
     """F.scaled_dot_product_attention(q, k, v [B, H, S, D]) as one ONNX Attention node (opset 23, 4-D inputs)."""
     shape = (p["B"], p["H"], p["S"], p["D"])
@@ -181,6 +188,8 @@ NODE_BUILDERS: dict[str, Callable[[dict], Node]] = {
     "add_channel_bias": channel_bias_node, "mul_lastdim": lastdim_scale_node, "tanh": _elementwise("Tanh", False),
     "sigmoid": _elementwise("Sigmoid", False), "hardswish": _elementwise("HardSwish", False),
     "gelu_tanh": gelu_tanh_node, "cat": concat_node, "pad": pad_node, "embedding": embedding_node, "sdpa": sdpa_node,
+    # run 8
+    "group_norm_1d": group_norm_1d_node,
 }
 # conv_large's rows are F.conv2d with run 7's parameter names
 _CONV2D_RUN6 = NODE_BUILDERS["conv2d"]

@@ -59,3 +59,11 @@ def test_autocast_blind():
     assert len(rows) >= 25 and all(not r["unsupported"] for r in rows)
     s = amp_tables(rows)["all"]
     assert s["median"] <= 0.105 and s["mape"] <= 0.14
+
+
+def test_third_blind_set(summary):
+    """The third blind set (zoo split ``blind3``: 7 networks timed of 9), measured once after the 2026-12-04 fit was
+    frozen and looked at once: 13.9% (median 11.0%, 48% within 10%)."""
+    s = summary["blind3"]["all"]
+    assert s["n"] >= 56
+    assert s["mape"] <= 0.145 and s["median"] <= 0.115 and s["within_10"] >= 0.45
