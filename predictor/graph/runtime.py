@@ -50,17 +50,17 @@ class _Index:
 
     def __init__(self, seq: Sequence[tuple[Node, OpWork]], all_nodes: Sequence[Node]):
         self.work = {n.name: w for n, w in seq}
-        producer: dict[str, Node] = {}
+        producer: dict[str, Node] = {t.name: n for n in all_nodes for t in n.outputs}
+        producer.pop("", None)  # an omitted output has no producer
         consumers: dict[str, list[Node]] = {}
+        get = consumers.get
         for n in all_nodes:
-            for t in n.outputs:
-                if t.name:
-                    producer[t.name] = n
             for t in n.inputs:
                 if t is not None:
-                    c = consumers.get(t.name)
+                    name = t.name
+                    c = get(name)
                     if c is None:
-                        consumers[t.name] = [n]
+                        consumers[name] = [n]
                     else:
                         c.append(n)
         self.producer, self.consumers = producer, consumers
