@@ -15,7 +15,6 @@ of :class:`Node` with typed tensors.
 from __future__ import annotations
 
 import gc
-import itertools
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -537,11 +536,12 @@ def _check_graph(model: onnx.ModelProto, init_names: set[str]) -> list[RawNode]:
     g = model.graph
     raw = [RawNode(n, k) for k, n in enumerate(g.node)]
     known = {i.name for i in g.input} | init_names | {""}
-    chain = itertools.chain.from_iterable
-    types = set(map(type, chain((n.op_type, n.domain, n.name) for n in raw)))
-    for part in (chain(n.input for n in raw), chain(n.output for n in raw), chain(n.attrs for n in raw)):
-        types.update(map(type, part))
-    if not all(type(s) is str for s in (g.name, *known, *(o.name for o in g.output))) or types - {str}:
+    try:  # str.join refuses any item that is not a str (bytes: a name that is not UTF-8)
+        "".join([s for n in raw for s in (n.op_type, n.domain, n.name, *n.input, *n.output, *n.attrs)])
+        utf8 = True
+    except TypeError:
+        utf8 = False
+    if not utf8 or not all(type(s) is str for s in (g.name, *known, *(o.name for o in g.output))):
         raise PredictorError("a graph, node or tensor name is not valid UTF-8 (corrupt file)")
     produced_by: dict[str, int] = {}
     for k, n in enumerate(raw):
@@ -604,12 +604,18 @@ def _static_tensors(raw: list[RawNode], init_names: set[str]) -> set[str]:
     outputs of nodes computed only from those (weight reordering, transposed or reshaped parameters)."""
     static = set(init_names)
     for n in raw:
-        if n.op_type == "Constant":
+        op = n.op_type
+        if op == "Constant":
             static.update(o for o in n.output if o)
-        elif n.op_type not in _NOT_FOLDABLE:
-            present = [i for i in n.input if i]
-            if present and all(i in static for i in present):
-                static.update(o for o in n.output if o)
+        elif op not in _NOT_FOLDABLE:
+            ins = n.input
+            if static.issuperset(ins):
+                if any(ins):  # at least one input given
+                    static.update(o for o in n.output if o)
+            elif "" in ins:  # omitted optional inputs do not count
+                present = [i for i in ins if i]
+                if present and static.issuperset(present):
+                    static.update(o for o in n.output if o)
     return static
 
 
