@@ -134,7 +134,7 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
         _, seq, unsupported, unshaped, keys, work_keys = reused
     memo: dict[tuple, tuple] = {}  # (node key, policy, opset) -> (work or a failure, input_bytes by position)
     for node in nodes if reused is None else ():
-        pol = pol_of(node)
+        pol = node_policies.get(node.name, policy) if node_policies else policy
         mk = (node_key(node), id(pol), opset)
         hit = memo.get(mk)
         if hit is not None:
@@ -175,7 +175,10 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
         _WORK_MEMO.get()[memo_key] = (nodes, seq, unsupported, unshaped, keys, work_keys)  # keeps `nodes` alive: its id stays its own
     levels = (traffic or CompulsoryTraffic()).assign(seq, policy.matmul[1], policy.storage_bytes)
     fm: dict = {}
-    costs = tuple([to_cost(n, w, pol_of(n), lb, fm) for (n, w), lb in zip(seq, levels)])
+    if node_policies:
+        costs = tuple([to_cost(n, w, pol_of(n), lb, fm) for (n, w), lb in zip(seq, levels)])
+    else:
+        costs = tuple([to_cost(n, w, policy, lb, fm) for (n, w), lb in zip(seq, levels)])
     return GraphCost(costs, frozen_map(unsupported), frozen_map(unshaped), keys, work_keys)
 
 

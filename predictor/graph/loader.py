@@ -865,6 +865,7 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
     for name, v in consts.items():
         if v.dtype in int_types or v.dtype == "bool":
             known_values[name] = tuple(v.data)
+    known_names = known_values.keys()
     get = infos.get
     nodes = []
     seen: set[str] = set()
@@ -877,8 +878,10 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
         seen.add(name)
         ins = tuple([(get(i) or _unknown(infos, i, static)) if i else None for i in n.input])
         outs = tuple([get(o) or _unknown(infos, o, static) for o in n.output])
-        known = {i: known_values[i] for i in n.input if i in known_values} if known_values else None
-        known = frozen_map(known) if known else _EMPTY
+        if known_values and not known_names.isdisjoint(n.input):
+            known = frozen_map({i: known_values[i] for i in n.input if i in known_values})
+        else:
+            known = _EMPTY
         meta = n.meta
         if meta and not all(type(x) is str for kv in meta.items() for x in kv):
             raise PredictorError(f"node '{name}': metadata is not valid UTF-8 (corrupt file)")
