@@ -18,6 +18,7 @@ import gc
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
 from ..types import Node, PredictorError, TensorInfo, frozen_map
@@ -720,7 +721,7 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
         ins = [get_info(i) if i else None for i in n.input]
         vals = [get_const(i) if i else None for i in n.input]
         folder = folders.get(n.op_type)
-        if folder is not None and (n.op_type in _NO_INPUT_FOLDS or any(v is not None for v in vals)):
+        if folder is not None and (n.op_type in _NO_INPUT_FOLDS or vals.count(None) != len(vals)):
             try:
                 out_vals = folder(n, vals, ins)
             except Exception:
@@ -879,7 +880,7 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
         ins = tuple([(get(i) or _unknown(infos, i, static)) if i else None for i in n.input])
         outs = tuple([get(o) or _unknown(infos, o, static) for o in n.output])
         if known_values and not known_names.isdisjoint(n.input):
-            known = frozen_map({i: known_values[i] for i in n.input if i in known_values})
+            known = MappingProxyType({i: known_values[i] for i in n.input if i in known_values})  # frozen_map
         else:
             known = _EMPTY
         meta = n.meta
