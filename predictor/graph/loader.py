@@ -692,7 +692,7 @@ def _drop_weight_data(model: onnx.ModelProto) -> None:
     """Forget the values of large initializers stored inside the file: only their dims and type matter,
     and shape inference would otherwise copy them on every round."""
     for t in model.graph.initializer:
-        if shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS and not _is_external(t):
+        if not _is_external(t) and shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS:
             for f in _DATA_FIELDS:
                 t.ClearField(f)
 

@@ -317,6 +317,9 @@ _SMALL = 4096
 @pattern("const_fold")
 def _const_fold(ix: _Index, node: Node):
     """Arithmetic on constants alone (attention scales, masks of fixed shape) is a Python value in eager."""
+    outs = node.outputs
+    if outs and outs[0].shape is not None and prod(outs[0].shape) > _SMALL:  # most nodes: an early no
+        return None
     w = ix.work.get(node.name)
     if w is None or w.kernels == 0 or not node.inputs or node.op_type in ("Constant", "ConstantOfShape") \
             or node.domain == "ai.predictor":  # the predictor's own kernels (autocast casts) run as costed
