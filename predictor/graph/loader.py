@@ -868,6 +868,7 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
             known_values[name] = tuple(v.data)
     known_names = known_values.keys()
     get = infos.get
+    no_fast = "" in infos  # (an empty name is an omitted input: never looked up)
     nodes = []
     seen: set[str] = set()
     shared_attrs: dict[tuple, object] = {}  # nodes with equal attributes share one read-only map
@@ -877,8 +878,12 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
         if name in seen:
             name = f"{name}#{k}"
         seen.add(name)
-        ins = tuple([(get(i) or _unknown(infos, i, static)) if i else None for i in n.input])
-        outs = tuple([get(o) or _unknown(infos, o, static) for o in n.output])
+        ins = tuple(map(get, n.input))
+        if not all(ins) or no_fast:  # an omitted input or a tensor not typed yet
+            ins = tuple([(get(i) or _unknown(infos, i, static)) if i else None for i in n.input])
+        outs = tuple(map(get, n.output))
+        if not all(outs) or no_fast:
+            outs = tuple([get(o) or _unknown(infos, o, static) for o in n.output])
         if known_values and not known_names.isdisjoint(n.input):
             known = MappingProxyType({i: known_values[i] for i in n.input if i in known_values})  # frozen_map
         else:
