@@ -192,12 +192,17 @@ class FittedCalibration:
         per_op = self.host.get("op", 0.0)
         per_library = self.host.get("library_kernel", per_kernel)
         host = gpu = 0.0
+        rnn: dict[str, bool] = {}  # op type -> of class rnn
         for p in preds:
-            if p.cost.kernels == 0:
+            c = p.cost
+            if c.kernels == 0:
                 host += per_op
                 continue
-            kernels = p.cost.kernels + len(p.extra_kernels)
-            library = p.cost.kernels - 1 if op_class(p.cost.op_type) == "rnn" else 0
+            kernels = c.kernels + len(p.extra_kernels)
+            is_rnn = rnn.get(c.op_type)
+            if is_rnn is None:
+                is_rnn = rnn[c.op_type] = op_class(c.op_type) == "rnn"
+            library = c.kernels - 1 if is_rnn else 0
             host += (kernels - library) * per_kernel + library * per_library
             gpu = max(gpu, host) + p.time_s
         return max(gpu, host)

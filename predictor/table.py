@@ -62,12 +62,17 @@ class ClassRow:
 def class_rows(pred: NetworkPrediction) -> tuple[ClassRow, ...]:
     """One row per op class present, by time (largest first; ties by name)."""
     acc: dict[str, list] = {}
+    by_type: dict[str, list] = {}  # op type -> its class's accumulator
     hbm = MemLevel.HBM
     for o in pred.ops:
         c = o.cost
-        e = acc.get(op_class(c.op_type))
+        e = by_type.get(c.op_type)
         if e is None:
-            e = acc[op_class(c.op_type)] = [0.0, 0, 0, 0.0, 0.0]
+            cls = op_class(c.op_type)
+            e = acc.get(cls)
+            if e is None:
+                e = acc[cls] = [0.0, 0, 0, 0.0, 0.0]
+            by_type[c.op_type] = e
         e[0] += o.time_s
         e[1] += 1
         e[2] += c.kernels

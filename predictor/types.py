@@ -152,6 +152,22 @@ class FlopCount:
     flops: float
 
 
+class _computed_once:
+    """A read-only value computed from a frozen dataclass's fields on first access and kept in the instance's
+    attributes (a non-data descriptor: later reads are plain attribute reads; equality, repr and
+    ``dataclasses.replace`` see the fields only). Unlike functools.cached_property it takes no lock."""
+
+    def __init__(self, fn):
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        v = self.fn(obj)
+        object.__setattr__(obj, self.name, v)  # into the instance (this descriptor defines no __set__)
+        return v
+
+
 @dataclass(frozen=True)
 class OpCost:
     """Costed node: FLOPs by (precision, unit) and bytes moved at each memory level."""
@@ -163,7 +179,7 @@ class OpCost:
     kernels: int
     work: OpWork
 
-    @property
+    @_computed_once
     def total_flops(self) -> float:
         return float(sum([f.flops for f in self.flops]))
 

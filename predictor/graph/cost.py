@@ -87,32 +87,30 @@ def _container_key(node: Node) -> str | None:
 
 def to_cost(node: Node, work: OpWork, policy: PrecisionPolicy,
             level_bytes: Mapping[MemLevel, float] | None = None, _flops_memo: dict | None = None) -> OpCost:
-    """``_flops_memo``: {(id of work.flops, id of policy): FlopCounts}, for a caller whose works share their
-    ``flops`` mappings (cost_graph: nodes costed once per kind) and keep them alive."""
+    """``_flops_memo``: {(id of work.flops, id of policy): (FlopCounts, their total)}, for a caller whose works
+    share their ``flops`` mappings (cost_graph: nodes costed once per kind) and keep them alive."""
     fk = (id(work.flops), id(policy))
-    counts = _flops_memo.get(fk) if _flops_memo is not None else None
-    if counts is None:
+    hit = _flops_memo.get(fk) if _flops_memo is not None else None
+    if hit is None:
         flops: dict[tuple, float] = {}
         for kind, f in work.flops.items():
             if f:
                 key = policy.unit_for(kind)
                 flops[key] = flops.get(key, 0.0) + float(f)
         counts = tuple(FlopCount(p, u, f) for (p, u), f in flops.items())
+        hit = (counts, float(sum([f.flops for f in counts])))
         if _flops_memo is not None:
-            _flops_memo[fk] = counts
+            _flops_memo[fk] = hit
     if level_bytes is None:
         level_bytes = {lv: work.bytes_read + work.bytes_written for lv in MemLevel}
-    return OpCost(
-        name=node.name,
-        op_type=node.op_type,
-        flops=counts,
-        bytes=level_bytes if type(level_bytes) is _PROXY else frozen_map(level_bytes),
-        kernels=work.kernels,
-        work=work,
-    )
+    cost = OpCost(node.name, node.op_type, hit[0],
+                  level_bytes if type(level_bytes) is _PROXY else frozen_map(level_bytes), work.kernels, work)
+    _set(cost, "total_flops", hit[1])  # OpCost.total_flops, computed once per kind
+    return cost
 
 
 _PROXY = type(frozen_map())
+_set = object.__setattr__
 
 
 def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFAULT_OPSET,
@@ -136,7 +134,7 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
         _, seq, unsupported, unshaped, keys, work_keys = reused
     memo: dict[tuple, tuple] = {}  # (node key, policy, opset) -> (work or a failure, input_bytes by position)
     for node in nodes if reused is None else ():
-        pol = pol_of(node)
+        pol = node_policies.get(node.name, policy) if node_policies else policy
         mk = (node_key(node), id(pol), opset)
         hit = memo.get(mk)
         if hit is not None:
@@ -177,7 +175,10 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
         _WORK_MEMO.get()[memo_key] = (nodes, seq, unsupported, unshaped, keys, work_keys)  # keeps `nodes` alive: its id stays its own
     levels = (traffic or CompulsoryTraffic()).assign(seq, policy.matmul[1], policy.storage_bytes)
     fm: dict = {}
-    costs = tuple([to_cost(n, w, pol_of(n), lb, fm) for (n, w), lb in zip(seq, levels)])
+    if node_policies:
+        costs = tuple([to_cost(n, w, pol_of(n), lb, fm) for (n, w), lb in zip(seq, levels)])
+    else:
+        costs = tuple([to_cost(n, w, policy, lb, fm) for (n, w), lb in zip(seq, levels)])
     return GraphCost(costs, frozen_map(unsupported), frozen_map(unshaped), keys, work_keys)
 
 

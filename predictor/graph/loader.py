@@ -15,10 +15,10 @@ of :class:`Node` with typed tensors.
 from __future__ import annotations
 
 import gc
-import itertools
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
 from ..types import Node, PredictorError, TensorInfo, frozen_map
@@ -561,11 +561,12 @@ def _check_graph(model: onnx.ModelProto, init_names: set[str]) -> list[RawNode]:
     g = model.graph
     raw = [RawNode(n, k) for k, n in enumerate(g.node)]
     known = {i.name for i in g.input} | init_names | {""}
-    chain = itertools.chain.from_iterable
-    types = set(map(type, chain((n.op_type, n.domain, n.name) for n in raw)))
-    for part in (chain(n.input for n in raw), chain(n.output for n in raw), chain(n.attrs for n in raw)):
-        types.update(map(type, part))
-    if not all(type(s) is str for s in (g.name, *known, *(o.name for o in g.output))) or types - {str}:
+    try:  # str.join refuses any item that is not a str (bytes: a name that is not UTF-8)
+        "".join([s for n in raw for s in (n.op_type, n.domain, n.name, *n.input, *n.output, *n.attrs)])
+        utf8 = True
+    except TypeError:
+        utf8 = False
+    if not utf8 or not all(type(s) is str for s in (g.name, *known, *(o.name for o in g.output))):
         raise PredictorError("a graph, node or tensor name is not valid UTF-8 (corrupt file)")
     produced_by: dict[str, int] = {}
     for k, n in enumerate(raw):
@@ -628,12 +629,18 @@ def _static_tensors(raw: list[RawNode], init_names: set[str]) -> set[str]:
     outputs of nodes computed only from those (weight reordering, transposed or reshaped parameters)."""
     static = set(init_names)
     for n in raw:
-        if n.op_type == "Constant":
+        op = n.op_type
+        if op == "Constant":
             static.update(o for o in n.output if o)
-        elif n.op_type not in _NOT_FOLDABLE:
-            present = [i for i in n.input if i]
-            if present and all(i in static for i in present):
-                static.update(o for o in n.output if o)
+        elif op not in _NOT_FOLDABLE:
+            ins = n.input
+            if static.issuperset(ins):
+                if any(ins):  # at least one input given
+                    static.update(o for o in n.output if o)
+            elif "" in ins:  # omitted optional inputs do not count
+                present = [i for i in ins if i]
+                if present and static.issuperset(present):
+                    static.update(o for o in n.output if o)
     return static
 
 
@@ -709,7 +716,7 @@ def _drop_weight_data(model: onnx.ModelProto) -> None:
     """Forget the values of large initializers stored inside the file: only their dims and type matter,
     and shape inference would otherwise copy them on every round."""
     for t in model.graph.initializer:
-        if shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS and not _is_external(t):
+        if not _is_external(t) and shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS:
             for f in _DATA_FIELDS:
                 t.ClearField(f)
 
@@ -738,7 +745,7 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
         ins = [get_info(i) if i else None for i in n.input]
         vals = [get_const(i) if i else None for i in n.input]
         folder = folders.get(n.op_type)
-        if folder is not None and (n.op_type in _NO_INPUT_FOLDS or any(v is not None for v in vals)):
+        if folder is not None and (n.op_type in _NO_INPUT_FOLDS or vals.count(None) != len(vals)):
             try:
                 out_vals = folder(n, vals, ins)
             except Exception:
@@ -883,7 +890,9 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
     for name, v in consts.items():
         if v.dtype in int_types or v.dtype == "bool":
             known_values[name] = tuple(v.data)
+    known_names = known_values.keys()
     get = infos.get
+    no_fast = "" in infos  # (an empty name is an omitted input: never looked up)
     nodes = []
     seen: set[str] = set()
     shared_attrs: dict[tuple, object] = {}  # nodes with equal attributes share one read-only map
@@ -893,10 +902,16 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
         if name in seen:
             name = f"{name}#{k}"
         seen.add(name)
-        ins = tuple([(get(i) or _unknown(infos, i, static)) if i else None for i in n.input])
-        outs = tuple([get(o) or _unknown(infos, o, static) for o in n.output])
-        known = {i: known_values[i] for i in n.input if i in known_values} if known_values else None
-        known = frozen_map(known) if known else _EMPTY
+        ins = tuple(map(get, n.input))
+        if not all(ins) or no_fast:  # an omitted input or a tensor not typed yet
+            ins = tuple([(get(i) or _unknown(infos, i, static)) if i else None for i in n.input])
+        outs = tuple(map(get, n.output))
+        if not all(outs) or no_fast:
+            outs = tuple([get(o) or _unknown(infos, o, static) for o in n.output])
+        if known_values and not known_names.isdisjoint(n.input):
+            known = MappingProxyType({i: known_values[i] for i in n.input if i in known_values})  # frozen_map
+        else:
+            known = _EMPTY
         meta = n.meta
         if meta and not all(type(x) is str for kv in meta.items() for x in kv):
             raise PredictorError(f"node '{name}': metadata is not valid UTF-8 (corrupt file)")

@@ -11,7 +11,9 @@ and :func:`with_names` map to input positions and back. Results are identical to
 """
 from __future__ import annotations
 
-from ..types import Node, OpWork, frozen_map
+from types import MappingProxyType as _proxy  # frozen_map of a dict made here (no copy)
+
+from ..types import Node, OpWork
 
 
 def node_key(node: Node) -> tuple:
@@ -57,5 +59,5 @@ def with_names(work: OpWork, template: tuple, node: Node) -> OpWork:
     ins = node.inputs
     w = work
     return OpWork(w.flops, w.bytes_read, w.bytes_written, w.kernels, w.weight_bytes, w.notes,
-                  frozen_map({ins[i].name: b for i, b in template}), w.gemm, w.gemm_operand_bytes, w.rows,
+                  _proxy({ins[i].name: b for i, b in template}), w.gemm, w.gemm_operand_bytes, w.rows,
                   w.overlaps_producer, w.fused_attention, w.channel_walk)

@@ -89,6 +89,75 @@ def _varint(buf, pos: int, end: int) -> tuple[int, int]:
 
 def _fields(buf, pos: int, end: int):
     """Yield (field number, wire type, start of field incl. tag, value start, value end)."""
+    if type(buf) is _Window:
+        return _window_fields(buf, pos, end)
+    return _plain_fields(buf, pos, end)
+
+
+_HEAD = 20  # a field's tag and length varints: at most 10 bytes each
+
+
+def _window_fields(w: _Window, pos: int, end: int):
+    """:func:`_fields` over a file window: the tag and length are decoded from the window's bytes in place;
+    a field whose head is not wholly inside both the message and the file goes through :func:`_plain_fields`
+    (the same values and errors)."""
+    while pos < end:
+        if pos + _HEAD > end:
+            yield from _plain_fields(w, pos, end)
+            return
+        i = pos - w.base
+        d = w.data
+        if i < 0 or i + _HEAD > len(d):
+            w.chunk(pos, _HEAD)
+            i, d = pos - w.base, w.data
+            if i + _HEAD > len(d):  # the file ends within reach
+                yield from _plain_fields(w, pos, end)
+                return
+        tag = d[i]
+        j = i + 1
+        if tag & 0x80:
+            tag, j = _decode(d, i)
+        field, wire = tag >> 3, tag & 7
+        if field == 0:
+            raise ValueError("field number 0")
+        if wire == 2:
+            length = d[j]
+            j += 1
+            if length & 0x80:
+                length, j = _decode(d, j - 1)
+            vs = pos + (j - i)
+            ve = vs + length
+        elif wire == 0:
+            _, k = _decode(d, j)
+            vs = pos + (j - i)
+            ve = pos + (k - i)
+        elif wire == 1:
+            vs = pos + (j - i)
+            ve = vs + 8
+        elif wire == 5:
+            vs = pos + (j - i)
+            ve = vs + 4
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+        if ve > end:
+            raise ValueError(f"field {field} runs past the end of its message (truncated)")
+        yield field, wire, pos, vs, ve
+        pos = ve
+
+
+def _decode(d: bytes, i: int) -> tuple[int, int]:
+    """The varint at ``d[i]`` (at least 10 bytes follow it) and the index after it."""
+    result = shift = 0
+    for k in range(i, i + 10):
+        b = d[k]
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, k + 1
+        shift += 7
+    raise ValueError("varint too long")
+
+
+def _plain_fields(buf, pos: int, end: int):
     while pos < end:
         start = pos
         tag, pos = _varint(buf, pos, end)

@@ -50,17 +50,17 @@ class _Index:
 
     def __init__(self, seq: Sequence[tuple[Node, OpWork]], all_nodes: Sequence[Node]):
         self.work = {n.name: w for n, w in seq}
-        producer: dict[str, Node] = {}
+        producer: dict[str, Node] = {t.name: n for n in all_nodes for t in n.outputs}
+        producer.pop("", None)  # an omitted output has no producer
         consumers: dict[str, list[Node]] = {}
+        get = consumers.get
         for n in all_nodes:
-            for t in n.outputs:
-                if t.name:
-                    producer[t.name] = n
             for t in n.inputs:
                 if t is not None:
-                    c = consumers.get(t.name)
+                    name = t.name
+                    c = get(name)
                     if c is None:
-                        consumers[t.name] = [n]
+                        consumers[name] = [n]
                     else:
                         c.append(n)
         self.producer, self.consumers = producer, consumers
@@ -317,6 +317,9 @@ _SMALL = 4096
 @pattern("const_fold")
 def _const_fold(ix: _Index, node: Node):
     """Arithmetic on constants alone (attention scales, masks of fixed shape) is a Python value in eager."""
+    outs = node.outputs
+    if outs and outs[0].shape is not None and prod(outs[0].shape) > _SMALL:  # most nodes: an early no
+        return None
     w = ix.work.get(node.name)
     if w is None or w.kernels == 0 or not node.inputs or node.op_type in ("Constant", "ConstantOfShape") \
             or node.domain == "ai.predictor":  # the predictor's own kernels (autocast casts) run as costed

@@ -287,7 +287,7 @@ class HierarchicalTraffic:
         p = self.params
         window = p.resident_fraction * self.l2_bytes
         life = _last_readers(seq) if p.residency == "replay" else None
-        gemms: dict[tuple, GemmTraffic] = {}  # repeated GEMMs (a network's layers): tiled once
+        gemms: dict[tuple, tuple] = {}  # repeated GEMMs (a network's layers): tiled once, (GemmTraffic, output bytes)
         shared: dict[tuple, Mapping] = {}
         produced_at: dict[str, float] = {}  # tensor name -> cumulative bytes touched when it was written
         touched = 0.0
@@ -304,11 +304,13 @@ class HierarchicalTraffic:
             l1 = l2_requests = compulsory
             if work.gemm is not None:
                 gk = _gemm_key(node, work, elem_bytes)
-                g = gemms.get(gk)
-                if g is None:
-                    g = gemms[gk] = gemm_traffic(node, work, matmul_unit, elem_bytes, p)
+                hit = gemms.get(gk)
+                if hit is None:  # the output's bytes too are a function of the key
+                    hit = gemms[gk] = (gemm_traffic(node, work, matmul_unit, elem_bytes, p),
+                                       _out_bytes(node, elem_bytes))
+                g = hit[0]
                 # bytes of the node's other passes (bias kernel, operand copies): streamed once
-                other = max(compulsory - work.gemm_operand_bytes - _out_bytes(node, elem_bytes), 0.0)
+                other = max(compulsory - work.gemm_operand_bytes - hit[1], 0.0)
                 l2_requests = g.l2 + other
                 l1 = g.l1 + other
             elif (work.kernels == 1 and work.flops.get(WorkKind.MATMUL) and matmul_unit is Unit.TENSOR

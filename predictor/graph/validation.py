@@ -11,14 +11,13 @@ MAX_SUBGRAPH_DEPTH = 64
 
 def check_declarations(model) -> None:
     g = model.graph
-    seen: set[str] = set()
-    init_dims: dict[str, tuple[int, ...]] = {}
+    inits: dict = {}  # name -> the initializer (its dims are read only for an input that shadows it)
     for t in g.initializer:
-        if t.name in seen:
-            raise PredictorError(f"initializer '{t.name}' is declared twice (onnx.checker: duplicate initializer "
+        name = t.name
+        if name in inits:
+            raise PredictorError(f"initializer '{name}' is declared twice (onnx.checker: duplicate initializer "
                                  "name)")
-        seen.add(t.name)
-        init_dims[t.name] = tuple(t.dims)
+        inits[name] = t
     outs: set[str] = set()
     for o in g.output:
         if o.name in outs:
@@ -29,9 +28,10 @@ def check_declarations(model) -> None:
         if i.name in ins:
             raise PredictorError(f"graph input '{i.name}' is listed twice (onnx.checker: duplicate input name)")
         ins.add(i.name)
-        dims = init_dims.get(i.name)
-        if dims is None or not i.type.HasField("tensor_type") or not i.type.tensor_type.HasField("shape"):
+        t = inits.get(i.name)
+        if t is None or not i.type.HasField("tensor_type") or not i.type.tensor_type.HasField("shape"):
             continue
+        dims = tuple(t.dims)
         declared = i.type.tensor_type.shape.dim
         if len(declared) != len(dims) or any(d.HasField("dim_value") and d.dim_value != v
                                              for d, v in zip(declared, dims)):
