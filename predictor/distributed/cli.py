@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..calibrate import calibration_named
 from ..types import PredictorError
 
 STRATEGY_HELP = "ddp (DistributedDataParallel, default) | zero1 (optimizer state sharded) | fsdp (full shard)"
@@ -158,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
 
     for n in counts:
         layout_for(system, n)  # a count the system cannot hold is an error before any prediction
-    cal = _calibration(args, profile)
+    cal = calibration_named(profile, args.calibration, args.uncalibrated)
     fused = getattr(args, "fused_optimizer", None)
     impl = getattr(args, "impl", None) or ("foreach" if fused is False else "fused")
     sp = step_profile(args.model, profile, precision=precision, batch=batch, shapes=dict(args.shape),
@@ -180,20 +181,6 @@ def run(args: argparse.Namespace) -> int:
 
         save_scaling_chart(sc, args.plot)
     return 0
-
-
-def _calibration(args, profile):
-    from ..calibrate import Uncalibrated
-
-    if args.uncalibrated:
-        return Uncalibrated()
-    if args.calibration:
-        from ..fitted import load_calibration
-
-        return load_calibration(args.calibration)
-    from ..fitted import bundled_calibration
-
-    return bundled_calibration(profile) or Uncalibrated()
 
 
 __all__ = ["add_arguments", "wants_distributed", "run"]
