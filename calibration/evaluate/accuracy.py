@@ -23,13 +23,12 @@ from predictor.machine.profile import load_profile
 from predictor.predict import predict_graph
 
 from ..fit.dataset import DATA, graph_for, load_cases
+from ..networks.zoo import NETWORKS, SPLITS
 
 OUT = DATA / "h200" / "accuracy"
 
 
 def _split(network: str) -> str:
-    from calibration.networks.zoo import NETWORKS
-
     spec = NETWORKS.get(network)
     return spec.split if spec else "unknown"
 
@@ -60,7 +59,6 @@ def evaluate(calibration=None) -> list[dict]:
 WHATIF_AMP = DATA / "h200" / "whatif" / "amp"
 WHATIF_AMP_BLIND = DATA / "h200" / "whatif" / "amp_blind"  # the first blind set's autocast forwards (now training data)
 WHATIF_AMP_BLIND2 = DATA / "h200" / "whatif" / "amp_blind2"  # the second blind set's, measured once
-SPLITS = ("train", "heldout", "blind", "blind3")
 
 
 def evaluate_amp(calibration=None) -> list[dict]:

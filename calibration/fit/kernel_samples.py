@@ -39,7 +39,10 @@ def _node(op: str, inputs, outputs, **attrs) -> Node:
 
 
 def conv_dilated_node(p: dict) -> Node:
-    """F.conv2d with dilation (conv_broad); without a ``dilation`` key, micro_fit's conv_node."""
+    """F.conv2d with dilation (conv_broad); without a ``dilation`` key, micro_fit's conv_node; rows with run 7's
+    parameter names (``spatial``, conv_large) as conv_nd_node."""
+    if "spatial" in p:
+        return conv_nd_node(p)
     node = conv_node(p)
     d = int(p.get("dilation", 1))
     return node if d == 1 else Node(name=node.name, op_type="Conv", domain="", inputs=node.inputs,
@@ -191,15 +194,6 @@ NODE_BUILDERS: dict[str, Callable[[dict], Node]] = {
     # run 8
     "group_norm_1d": group_norm_1d_node,
 }
-# conv_large's rows are F.conv2d with run 7's parameter names
-_CONV2D_RUN6 = NODE_BUILDERS["conv2d"]
-
-
-def _conv2d_any(p: dict) -> Node:
-    return conv_nd_node(p) if "spatial" in p else _CONV2D_RUN6(p)
-
-
-NODE_BUILDERS["conv2d"] = _conv2d_any
 
 
 def micro_costs(families: tuple[str, ...], profile, root: Path = MICROBENCH) -> list[tuple[dict, Node, object]]:
