@@ -351,12 +351,35 @@ def run_network(name: str, opts: TimingOptions, budget: Budget, kernels_path: Pa
                 except Exception as exc:  # noqa: BLE001
                     case.res.error = (case.res.error + f" [kernel_rows] {_short(exc)}").strip()
         del cases, model
+        lost = next((r.error for r in results if _context_lost(r.error)), "")
+        if lost or not _release_memory():
+            # a sticky CUDA error poisons the process: keep the cases measured and their errors (with the stage)
+            done = {(r.precision, r.batch) for r in results}
+            results += [TimingCaseResult(name, p, b, spec.split, spec.family,
+                                         error=f"skipped: CUDA context lost ({lost[:80] or 'at cleanup'})")
+                        for p in opts.precisions for b in opts.batches if (p, b) not in done]
+            return results
+    del base
+    _release_memory()
+    return results
+
+
+def _context_lost(error: str) -> bool:
+    """Whether a case's error is one that leaves the CUDA context unusable (every later call fails)."""
+    text = error.lower()
+    return "illegal memory access" in text or "unspecified launch failure" in text or "misaligned address" in text
+
+
+def _release_memory() -> bool:
+    """Collect garbage and empty the CUDA cache; False when that raises (a sticky error surfaced here)."""
+    import torch
+
+    try:
         gc.collect()
         torch.cuda.empty_cache()
-    del base
-    gc.collect()
-    torch.cuda.empty_cache()
-    return results
+        return True
+    except Exception:  # noqa: BLE001 - reported by the caller as a lost context
+        return False
 
 
 def summary_table(cases: list[dict], batches: tuple[int, ...]) -> str:

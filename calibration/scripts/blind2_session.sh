@@ -6,6 +6,7 @@
 # Writes $OUT/timing.tar.gz, $OUT/onnx.tar.gz (EXPORT=1), $OUT/gpu.txt.
 # Usage (repo root on the GPU machine): OUT=DIR BLIND_PART=1 EXPORT=1 bash calibration/scripts/blind2_session.sh
 # The third blind set (9 networks, one call): OUT=DIR BLIND_SPLIT=blind3 BLIND_PART=all EXPORT=1 bash ...
+# The fourth (25 networks, two calls): OUT=DIR BLIND_SPLIT=blind4 BLIND_HEAD=13 BLIND_PART=1|2 EXPORT=1 bash ...
 set -u
 : "${OUT:?set OUT}"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -13,8 +14,8 @@ SPLIT="${BLIND_SPLIT:-blind}"   # blind3: the third blind set (BLIND_PART=all)
 ALL=$(python3 -c "from calibration.networks import zoo; print(' '.join(zoo.parse_names('$SPLIT')))")
 set -- $ALL
 case "${BLIND_PART:-1}" in
-  1) NAMES=$(echo "$ALL" | tr ' ' '\n' | head -n 11 | paste -sd, -) ;;
-  2) NAMES=$(echo "$ALL" | tr ' ' '\n' | tail -n +12 | paste -sd, -) ;;
+  1) NAMES=$(echo "$ALL" | tr ' ' '\n' | head -n "${BLIND_HEAD:-11}" | paste -sd, -) ;;
+  2) NAMES=$(echo "$ALL" | tr ' ' '\n' | tail -n +$(( ${BLIND_HEAD:-11} + 1 )) | paste -sd, -) ;;
   *) NAMES=$(echo "$ALL" | tr ' ' ',') ;;
 esac
 echo "timing: $NAMES"
