@@ -8,7 +8,8 @@ Protocol per (network, precision, batch), inference mode, cudnn.benchmark on:
   * eager: events around each forward (sync between forwards; includes host dispatch) and host wall time;
   * CUDA graph of one forward (side-stream warm-up first); each replay timed with its own events;
     `repeats` (3) measurements of `replays` replays, interleaved between the batches of a precision;
-  * torch.profiler: one eager forward (per-kernel rows with module path / aten op / shapes) and one
+  * torch.profiler: one eager forward (per-kernel rows with module path / aten op / shapes) and, after the timed
+    replays (profiling a graph can end in an illegal memory access), one
     replay; if their kernel programs differ (count by > 2 % or kernel-name sets), `program_differs`
     and reference_time_s = eager summed kernel time + 0.45 us x eager kernel count, else the median
     of the replay medians.
@@ -166,6 +167,7 @@ class _Case:
         self.graph: Any = None
         self.n_replays = 0
         self.rows: list[dict] = []
+        self.eager_names: list[str] | None = None
 
 
 def prepare_case(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, opts: TimingOptions) -> _Case:
@@ -220,18 +222,7 @@ def prepare_case(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, 
                 sync()
                 case.n_replays = _clamp(opts.case_budget_s / (opts.repeats + 1) / est_s, opts.min_replays,
                                         opts.replays)
-                stage = "profile_replay"
-                try:
-                    prof = _profile(case.graph.replay, None, record_shapes=False)
-                    dev = device_events(prof)
-                    replay_names = [fe.name[:200] for fe in dev if not is_memop(fe.name)]
-                    res.n_kernels_replay = len(replay_names)
-                    res.kernel_sum_replay_s = sum(fe.time_range.elapsed_us() for fe in dev) * 1e-6
-                    del prof
-                    if eager_names is not None:
-                        res.program_differs, res.differs_reason = compare_programs(eager_names, replay_names)
-                except Exception as exc:  # noqa: BLE001 - keep the graph, the program is just unknown
-                    res.profile_error = (res.profile_error + f" [replay] {_short(exc)}").strip()
+                case.eager_names = eager_names
             except Exception as exc:  # noqa: BLE001 - e.g. an op that cannot be captured
                 res.graph_error = f"[{stage}] {_short(exc)}"
                 case.graph = None
@@ -244,6 +235,28 @@ def prepare_case(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, 
             torch.cuda.empty_cache()
     res.wall_s = round(time.perf_counter() - t_case, 2)
     return case
+
+
+def profile_replay(case: _Case) -> None:
+    """Kernel program of one replay under torch.profiler, after the case's timed replays: profiling a CUDA graph with
+    CUPTI can end in an illegal memory access (pytorch/pytorch#75504, pytorch/kineto#745), which must not cost the
+    timings. Never raises."""
+    from .kernel_table import device_events, is_memop
+
+    res = case.res
+    if case.graph is None:
+        return
+    try:
+        prof = _profile(case.graph.replay, None, record_shapes=False)
+        dev = device_events(prof)
+        replay_names = [fe.name[:200] for fe in dev if not is_memop(fe.name)]
+        res.n_kernels_replay = len(replay_names)
+        res.kernel_sum_replay_s = sum(fe.time_range.elapsed_us() for fe in dev) * 1e-6
+        del prof
+        if case.eager_names is not None:
+            res.program_differs, res.differs_reason = compare_programs(case.eager_names, replay_names)
+    except Exception as exc:  # noqa: BLE001 - keep the timings, the program is just unknown
+        res.profile_error = (res.profile_error + f" [replay] {_short(exc)}").strip()
 
 
 def time_replays(case: _Case) -> None:
@@ -343,6 +356,8 @@ def run_network(name: str, opts: TimingOptions, budget: Budget, kernels_path: Pa
         for _ in range(opts.repeats):
             for case in cases:
                 time_replays(case)
+        for case in cases:
+            profile_replay(case)
         for case in cases:
             results.append(finish_case(case))
             if case.rows:
@@ -500,9 +515,13 @@ def parse_args(argv: list[str] | None = None) -> TimingOptions:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import os
     import warnings
 
     warnings.filterwarnings("ignore")
+    # CUPTI's lazy re-initialisation between profiler sessions is implicated in illegal memory accesses of CUDA graphs
+    # profiled after an eager profile (pytorch/kineto#745, #748); set before torch loads
+    os.environ.setdefault("DISABLE_CUPTI_LAZY_REINIT", "1")
     opts = parse_args(argv)
     print(f"timing {len(opts.names)} networks x {len(opts.precisions)} precisions x {len(opts.batches)} batches "
           f"-> {opts.out_dir}", flush=True)
