@@ -6,10 +6,13 @@
 Protocol per (network, precision, batch), inference mode, cudnn.benchmark on:
   * fp32 = TF32 off for cuBLAS and cuDNN, tf32 = both on, fp16/bf16 = module.to(dtype), float inputs cast;
   * eager: events around each forward (sync between forwards; includes host dispatch) and host wall time;
-  * CUDA graph of one forward (side-stream warm-up first); each replay timed with its own events;
+  * CUDA graph of one forward (side-stream warm-up first), captured after the eager profiles of every batch of the
+    precision, its static inputs kept alive until the case is finished (until 2026-12-04 they were freed after the
+    capture: replays read a freed buffer, which ended in illegal memory accesses for some networks); each replay
+    timed with its own events;
     `repeats` (3) measurements of `replays` replays, interleaved between the batches of a precision;
   * torch.profiler: one eager forward (per-kernel rows with module path / aten op / shapes) and, after the timed
-    replays (profiling a graph can end in an illegal memory access), one
+    replays, one
     replay; if their kernel programs differ (count by > 2 % or kernel-name sets), `program_differs`
     and reference_time_s = eager summed kernel time + 0.45 us x eager kernel count, else the median
     of the replay medians.
@@ -168,14 +171,20 @@ class _Case:
         self.n_replays = 0
         self.rows: list[dict] = []
         self.eager_names: list[str] | None = None
+        # the forward closure holds the graph's static inputs: it lives as long as the graph (a replay reading a freed
+        # input buffer is what ended in illegal memory accesses and, with token ids, device-side asserts)
+        self.fwd: Callable[[], Any] | None = None
+        self.graph_output: Any = None
+        self.est_s = 0.0
 
 
 def prepare_case(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, opts: TimingOptions) -> _Case:
-    """Eager timing, eager profile, graph capture and replay profile of one case (never raises)."""
+    """Eager timing and eager profile of one case (never raises); its CUDA graph is captured by :func:`capture_case`
+    once every eager profile of the precision is done, and keeps the forward closure (its static inputs) alive."""
     import torch
 
-    from .gpu_common import capture_graph, set_precision_flags, time_each_synced
-    from .kernel_table import device_events, is_memop, kernel_rows
+    from .gpu_common import set_precision_flags, time_each_synced
+    from .kernel_table import is_memop, kernel_rows
 
     t_case = time.perf_counter()
     res = TimingCaseResult(spec.name, precision, batch, spec.split, spec.family)
@@ -200,7 +209,6 @@ def prepare_case(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, 
             res.eager_median_s, res.eager_p10_s, res.eager_p90_s = st["median_s"], st["p10_s"], st["p90_s"]
             res.eager_host_median_s = summarize(host_s)["median_s"]
             stage = "profile_eager"
-            eager_names: list[str] | None = None
             try:
                 prof = _profile(fwd, model, record_shapes=True)
                 rows = kernel_rows(prof)
@@ -208,39 +216,49 @@ def prepare_case(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, 
                 res.n_kernels_eager = sum(1 for r in rows if not is_memop(r.kernel_name))
                 res.n_memops_eager = len(rows) - res.n_kernels_eager
                 res.kernel_sum_eager_s = sum(r.duration_us for r in rows) * 1e-6
-                eager_names = [r.kernel_name for r in rows if not is_memop(r.kernel_name)]
+                case.eager_names = [r.kernel_name for r in rows if not is_memop(r.kernel_name)]
                 if opts.kernel_rows:
                     case.rows = [dict(network=spec.name, precision=precision, batch=batch, source="eager",
                                       **asdict(r)) for r in rows]
             except Exception as exc:  # noqa: BLE001 - timings stay valid without the kernel table
                 res.profile_error = f"[eager] {_short(exc)}"
-            stage = "graph_capture"
-            try:
-                case.graph, _ = capture_graph(fwd, warmup=opts.warmup)
-                for _ in range(opts.warmup):
-                    case.graph.replay()
-                sync()
-                case.n_replays = _clamp(opts.case_budget_s / (opts.repeats + 1) / est_s, opts.min_replays,
-                                        opts.replays)
-                case.eager_names = eager_names
-            except Exception as exc:  # noqa: BLE001 - e.g. an op that cannot be captured
-                res.graph_error = f"[{stage}] {_short(exc)}"
-                case.graph = None
-                res.program_differs = True
-                res.differs_reason = "no graph"
+        case.fwd, case.est_s = fwd, est_s
     except Exception as exc:  # noqa: BLE001
         res.error = f"[{stage}] {_short(exc)}"
-        case.graph = None
         if "out of memory" in str(exc).lower():
             torch.cuda.empty_cache()
     res.wall_s = round(time.perf_counter() - t_case, 2)
     return case
 
 
+def capture_case(case: _Case, opts: TimingOptions) -> None:
+    """CUDA-graph capture of a prepared case and its warm-up replays (never raises)."""
+    import torch
+
+    from .gpu_common import capture_graph
+
+    res = case.res
+    if case.fwd is None:
+        return
+    t0 = time.perf_counter()
+    try:
+        with torch.inference_mode():
+            case.graph, case.graph_output = capture_graph(case.fwd, warmup=opts.warmup)
+            for _ in range(opts.warmup):
+                case.graph.replay()
+            sync()
+        case.n_replays = _clamp(opts.case_budget_s / (opts.repeats + 1) / case.est_s, opts.min_replays, opts.replays)
+    except Exception as exc:  # noqa: BLE001 - e.g. an op that cannot be captured
+        res.graph_error = f"[graph_capture] {_short(exc)}"
+        case.graph = None
+        res.program_differs = True
+        res.differs_reason = "no graph"
+    res.wall_s = round(res.wall_s + time.perf_counter() - t0, 2)
+
+
 def profile_replay(case: _Case) -> None:
-    """Kernel program of one replay under torch.profiler, after the case's timed replays: profiling a CUDA graph with
-    CUPTI can end in an illegal memory access (pytorch/pytorch#75504, pytorch/kineto#745), which must not cost the
-    timings. Never raises."""
+    """Kernel program of one replay under torch.profiler, after the case's timed replays (a failure here must not cost
+    the timings). Never raises."""
     from .kernel_table import device_events, is_memop
 
     res = case.res
@@ -286,7 +304,7 @@ def finish_case(case: _Case) -> TimingCaseResult:
     if res.replay_medians_s:
         res.replay_median_s = summarize(res.replay_medians_s)["median_s"]
     reference_time(res)
-    case.graph = None
+    case.graph = case.graph_output = case.fwd = None
     return res
 
 
@@ -353,6 +371,8 @@ def run_network(name: str, opts: TimingOptions, budget: Budget, kernels_path: Pa
                         for b in opts.batches]
             continue
         cases = [prepare_case(model, spec, precision, b, opts) for b in opts.batches]
+        for case in cases:
+            capture_case(case, opts)
         for _ in range(opts.repeats):
             for case in cases:
                 time_replays(case)
@@ -515,13 +535,9 @@ def parse_args(argv: list[str] | None = None) -> TimingOptions:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import os
     import warnings
 
     warnings.filterwarnings("ignore")
-    # CUPTI's lazy re-initialisation between profiler sessions is implicated in illegal memory accesses of CUDA graphs
-    # profiled after an eager profile (pytorch/kineto#745, #748); set before torch loads
-    os.environ.setdefault("DISABLE_CUPTI_LAZY_REINIT", "1")
     opts = parse_args(argv)
     print(f"timing {len(opts.names)} networks x {len(opts.precisions)} precisions x {len(opts.batches)} batches "
           f"-> {opts.out_dir}", flush=True)

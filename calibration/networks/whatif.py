@@ -109,8 +109,10 @@ def configure_dynamo() -> None:
 def measure(model: Any, spec: zoo.NetworkSpec, precision: str, batch: int, topts: TimingOptions) -> TimingCaseResult:
     """One case with the timing.py protocol: prepare, `repeats` replay measurements, finish."""
     case = timing.prepare_case(model, spec, precision, batch, topts)
+    timing.capture_case(case, topts)
     for _ in range(topts.repeats):
         timing.time_replays(case)
+    timing.profile_replay(case)
     return timing.finish_case(case)
 
 
