@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     profile = load_profile("h200")
     cases = training_cases(load_cases())
-    data = prepare_fit(cases, load_kernels(), profile)
+    families_used = tuple(dict.fromkeys(f for st in settings for f in st.micro_families))
+    data = prepare_fit(cases, load_kernels(), profile, families_used)
     results = []
     for st in settings:
         print(f"setting {st}")

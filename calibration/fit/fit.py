@@ -423,7 +423,7 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
     theta0, lo, hi = _theta_bounds(data, bool(settings.legacy_bounds))
     keep_case = np.asarray([n not in exclude for n in data.case_names], dtype=float)
     sample_w = data.weights * np.where(data.sample_case >= 0, keep_case[np.maximum(data.sample_case, 0)],
-                                       settings.micro_weight)
+                                       settings.micro_weight) * _micro_family_mask(data, settings.micro_families)
     n_cases = len(data.case_ref)
 
     def resid(theta):
@@ -442,6 +442,16 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
             sol = least_squares(resid, theta1, bounds=(lo, hi), loss="soft_l1", f_scale=0.1,
                                 max_nfev=200 * len(theta0), jac_sparsity=sparsity)
     return sol
+
+
+def _micro_family_mask(data: FitData, families: tuple[str, ...]) -> np.ndarray:
+    """1 for network samples and for microbenchmark samples of ``families``, 0 for other microbenchmark samples (data
+    prepared with more families than a setting uses: grouped cross-validation of several settings)."""
+    mask = np.ones(len(data.measured))
+    n_micro = len(data.micro_labels)
+    if n_micro:
+        mask[len(mask) - n_micro:] = [label.split(" ", 1)[0] in families for label in data.micro_labels]
+    return mask
 
 
 PROBE_EFFICIENCIES = (0.3, 0.1, 0.03, 0.01)
