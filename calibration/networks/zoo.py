@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
-SPLITS = ("train", "heldout", "blind", "blind3", "blind4")
+SPLITS = ("train", "heldout", "blind4")
 
 
 @dataclass(frozen=True)
@@ -229,82 +229,83 @@ def _specs() -> list[NetworkSpec]:
           (64, 256), default=False, arch="birnn", description="bidirectional LSTM(256->512, 1 layer), seq 64, head to 1000"),
         S("tanh_mlp", "mlp", "custom", "train", _custom("TanhMLP", 1024, 4096, 6, 1024), "sequence", (1024,),
           default=False, arch="mlp", description="6 x Linear(4096) + tanh, 1024 in/out (PINN-style wide MLP)"),
-        # ---- blind split (the second blind set): families absent from every fit, chosen and measured once
+        # ---- the second blind set (measured 2026-12-03/04, looked at once after that day's fit, so spent): fit data
+        #      since the second 2026-12-04 session, split train; originally families absent from every fit
         #      (2026-12-04) before any model change of that session was judged (looked at once on 2026-12-04: spent),
         #      and never used to choose a model, a class, a constant or a hyperparameter; not in the default sweep
-        S("hrnet_w18_small", "cnn", "timm", "blind", _timm("hrnet_w18_small"), "image", IMG, default=False, arch="hrnet",
+        S("hrnet_w18_small", "cnn", "timm", "train", _timm("hrnet_w18_small"), "image", IMG, default=False, arch="hrnet",
           description="HRNet-W18-small: parallel multi-resolution branches with repeated fusion"),
-        S("dla34", "cnn", "timm", "blind", _timm("dla34"), "image", IMG, default=False, arch="dla",
+        S("dla34", "cnn", "timm", "train", _timm("dla34"), "image", IMG, default=False, arch="dla",
           description="Deep Layer Aggregation 34: tree-structured aggregation nodes"),
-        S("cspdarknet53", "cnn", "timm", "blind", _timm("cspdarknet53"), "image", (3, 256, 256), default=False,
+        S("cspdarknet53", "cnn", "timm", "train", _timm("cspdarknet53"), "image", (3, 256, 256), default=False,
           arch="darknet", description="CSPDarkNet-53 (YOLOv4 backbone), leaky ReLU, 256x256"),
-        S("ghostnet_100", "cnn", "timm", "blind", _timm("ghostnet_100"), "image", IMG, default=False, arch="ghostnet",
+        S("ghostnet_100", "cnn", "timm", "train", _timm("ghostnet_100"), "image", IMG, default=False, arch="ghostnet",
           description="GhostNet 1.0: cheap depthwise 'ghost' features concatenated to 1x1 outputs"),
-        S("xception41", "cnn", "timm", "blind", _timm("xception41"), "image", (3, 299, 299), default=False,
+        S("xception41", "cnn", "timm", "train", _timm("xception41"), "image", (3, 299, 299), default=False,
           arch="xception", description="Aligned Xception-41: depthwise-separable convolutions, 299x299"),
-        S("dpn68", "cnn", "timm", "blind", _timm("dpn68"), "image", IMG, default=False, arch="dpn",
+        S("dpn68", "cnn", "timm", "train", _timm("dpn68"), "image", IMG, default=False, arch="dpn",
           description="Dual Path Network 68: grouped 3x3 convolutions, residual + dense paths"),
-        S("maxvit_t", "transformer", "torchvision", "blind", _torchvision("maxvit_t"), "image", IMG, default=False,
+        S("maxvit_t", "transformer", "torchvision", "train", _torchvision("maxvit_t"), "image", IMG, default=False,
           arch="maxvit", description="MaxViT-T: MBConv + block and grid attention"),
-        S("mobilevit_s", "transformer", "timm", "blind", _timm("mobilevit_s"), "image", (3, 256, 256), default=False,
+        S("mobilevit_s", "transformer", "timm", "train", _timm("mobilevit_s"), "image", (3, 256, 256), default=False,
           arch="mobilevit", description="MobileViT-S: MobileNetV2 blocks + unfold/transformer/fold, 256x256"),
-        S("levit_128", "transformer", "timm", "blind", _timm("levit_128"), "image", IMG, default=False, arch="levit",
+        S("levit_128", "transformer", "timm", "train", _timm("levit_128"), "image", IMG, default=False, arch="levit",
           description="LeViT-128: conv stem, attention with batch-normed linear layers, hardswish"),
-        S("pvt_v2_b0", "transformer", "timm", "blind", _timm("pvt_v2_b0"), "image", IMG, default=False, arch="pvt",
+        S("pvt_v2_b0", "transformer", "timm", "train", _timm("pvt_v2_b0"), "image", IMG, default=False, arch="pvt",
           description="PVTv2-B0: spatial-reduction attention, depthwise conv in the MLP"),
-        S("convmixer_768_32", "cnn", "timm", "blind", _timm("convmixer_768_32"), "image", IMG, default=False,
+        S("convmixer_768_32", "cnn", "timm", "train", _timm("convmixer_768_32"), "image", IMG, default=False,
           arch="convmixer", description="ConvMixer-768/32: patch 7 stem, 32 x (7x7 depthwise + 1x1) at 32x32"),
-        S("edgenext_small", "transformer", "timm", "blind", _timm("edgenext_small"), "image", (3, 256, 256),
+        S("edgenext_small", "transformer", "timm", "train", _timm("edgenext_small"), "image", (3, 256, 256),
           default=False, arch="edgenext", description="EdgeNeXt-S: split depthwise + transposed (channel) attention"),
-        S("whisper_tiny_encoder", "transformer", "transformers", "blind", _whisper_encoder, "sequence", (80, 3000),
+        S("whisper_tiny_encoder", "transformer", "transformers", "train", _whisper_encoder, "sequence", (80, 3000),
           default=False, arch="whisper", description="Whisper-tiny encoder: 2 Conv1d + 4 layers d=384, 1500 frames"),
-        S("wav2vec2_base", "transformer", "transformers", "blind", _wav2vec2, "sequence", (16000,), default=False,
+        S("wav2vec2_base", "transformer", "transformers", "train", _wav2vec2, "sequence", (16000,), default=False,
           arch="wav2vec2", description="Wav2Vec2Config() (base): 7 Conv1d feature layers + group norm, 12 layers"
                                        " d=768, grouped positional conv; 1 s of 16 kHz audio"),
-        S("bloom_16l", "transformer", "transformers", "blind",
+        S("bloom_16l", "transformer", "transformers", "train",
           _hf("BloomConfig", attn="eager", hidden_size=1024, n_layer=16, n_head=16, vocab_size=250880, use_cache=False),
           "tokens", (SEQ_LEN,), vocab_size=250880, default=False, arch="bloom",
           description="BLOOM-560m shape with 16 of its 24 layers (the 2 GiB protobuf limit of the export): d=1024, ALiBi, embedding layer norm, eager attention; seq 128"),
-        S("pythia_160m", "transformer", "transformers", "blind",
+        S("pythia_160m", "transformer", "transformers", "train",
           _hf("GPTNeoXConfig", hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
               rotary_pct=0.25, vocab_size=50304, max_position_embeddings=2048, use_parallel_residual=True,
               use_cache=False),
           "tokens", (SEQ_LEN,), vocab_size=50304, default=False, arch="gpt_neox",
           description="GPT-NeoX (Pythia-160m shape): parallel attention + MLP, partial rotary; seq 128"),
-        S("mobilebert", "transformer", "transformers", "blind",
+        S("mobilebert", "transformer", "transformers", "train",
           _hf("MobileBertConfig", model_kwargs={"add_pooling_layer": False}), "tokens", (SEQ_LEN,),
           vocab_size=30522, default=False, arch="mobilebert",
           description="MobileBertConfig() defaults: 24 bottleneck layers, 4 stacked FFNs, NoNorm; seq 128"),
-        S("segformer_b0", "segmentation", "transformers", "blind", _segformer, "image", SEG, default=False,
+        S("segformer_b0", "segmentation", "transformers", "train", _segformer, "image", SEG, default=False,
           arch="segformer", description="SegformerConfig() (MiT-b0 encoder): efficient attention, Mix-FFN; 512x512"),
-        S("deberta_v3_small", "transformer", "transformers", "blind",
+        S("deberta_v3_small", "transformer", "transformers", "train",
           _hf("DebertaV2Config", attn="eager", hidden_size=768, num_hidden_layers=6, num_attention_heads=12, intermediate_size=3072,
               relative_attention=True, position_buckets=256, norm_rel_ebd="layer_norm", share_att_key=True,
               pos_att_type=["p2c", "c2p"], max_relative_positions=-1, position_biased_input=False,
               vocab_size=128100), "tokens", (SEQ_LEN,), vocab_size=128100, default=False, arch="deberta",
           description="DeBERTa-v3-small shape: disentangled relative attention (eager), 6 layers d=768; seq 128"),
-        S("wavenet_tcn", "cnn", "custom", "blind", _custom("WaveNetTCN"), "sequence", (32, 4096), default=False,
+        S("wavenet_tcn", "cnn", "custom", "train", _custom("WaveNetTCN"), "sequence", (32, 4096), default=False,
           arch="tcn", description="WaveNet-style TCN: 2 x 10 causal dilated Conv1d (k=2, 128 ch) with gated units, "
                                   "residual + skip 1x1; 32 channels x 4096 steps"),
-        # ---- blind3 split (the third blind set): families absent from every fit and from the first two blind sets,
-        #      exported and timed once (2026-12-04) after the fit of that day was frozen; never used to choose anything
-        S("nfnet_l0", "cnn", "timm", "blind3", _timm("nfnet_l0"), "image", IMG, default=False, arch="nfnet",
+        # ---- the third blind set (measured 2026-12-04 after that day's first fit was frozen, looked at once, so spent):
+        #      fit data since the second 2026-12-04 session, split train
+        S("nfnet_l0", "cnn", "timm", "train", _timm("nfnet_l0"), "image", IMG, default=False, arch="nfnet",
           description="NFNet-L0: normalizer-free ResNet, scaled weight-standardised convolutions, SiLU, SE"),
-        S("coatnet_0", "transformer", "timm", "blind3", _timm("coatnet_0_rw_224"), "image", IMG, default=False,
+        S("coatnet_0", "transformer", "timm", "train", _timm("coatnet_0_rw_224"), "image", IMG, default=False,
           arch="coatnet", description="CoAtNet-0 (rw): MBConv stages then relative-position attention stages"),
-        S("fastvit_t8", "cnn", "timm", "blind3", _timm("fastvit_t8"), "image", (3, 256, 256), default=False,
+        S("fastvit_t8", "cnn", "timm", "train", _timm("fastvit_t8"), "image", (3, 256, 256), default=False,
           arch="fastvit", description="FastViT-T8 (train-time form): RepMixer depthwise token mixing, 256x256"),
-        S("xcit_tiny_12", "transformer", "timm", "blind3", _timm("xcit_tiny_12_p16_224"), "image", IMG, default=False,
+        S("xcit_tiny_12", "transformer", "timm", "train", _timm("xcit_tiny_12_p16_224"), "image", IMG, default=False,
           arch="xcit", description="XCiT-T12/16: cross-covariance attention over channels, local patch interaction"),
-        S("tnt_s", "transformer", "timm", "blind3", _timm("tnt_s_patch16_224"), "image", IMG, default=False,
+        S("tnt_s", "transformer", "timm", "train", _timm("tnt_s_patch16_224"), "image", IMG, default=False,
           arch="tnt", description="TNT-S/16: inner transformer over 4x4 sub-patches inside each outer token"),
-        S("rexnet_100", "cnn", "timm", "blind3", _timm("rexnet_100"), "image", IMG, default=False, arch="rexnet",
+        S("rexnet_100", "cnn", "timm", "train", _timm("rexnet_100"), "image", IMG, default=False, arch="rexnet",
           description="ReXNet-1.0: inverted residuals with channel growth per layer, SiLU/ReLU6, SE"),
-        S("visformer_small", "transformer", "timm", "blind3", _timm("visformer_small"), "image", IMG, default=False,
+        S("visformer_small", "transformer", "timm", "train", _timm("visformer_small"), "image", IMG, default=False,
           arch="visformer", description="Visformer-S: convolutional stages then attention stages without class token"),
-        S("crossvit_9", "transformer", "timm", "blind3", _timm("crossvit_9_240"), "image", (3, 240, 240),
+        S("crossvit_9", "transformer", "timm", "train", _timm("crossvit_9_240"), "image", (3, 240, 240),
           default=False, arch="crossvit", description="CrossViT-9: two patch-size branches with cross-attention, 240x240"),
-        S("bart_base", "transformer", "transformers", "blind3",
+        S("bart_base", "transformer", "transformers", "train",
           _hf("BartConfig", d_model=768, encoder_layers=6, decoder_layers=6, encoder_attention_heads=12,
               decoder_attention_heads=12, encoder_ffn_dim=3072, decoder_ffn_dim=3072, vocab_size=50265, use_cache=False),
           "tokens", (SEQ_LEN,), vocab_size=50265, default=False, arch="bart",
@@ -420,7 +421,7 @@ def names(split: str | None = None, include_extra: bool = False) -> list[str]:
 
 
 def parse_names(arg: str | None) -> list[str]:
-    """'a,b' -> ['a', 'b'] (validated); None/'' -> default sweep; 'train'/'heldout'/'blind'/'all' allowed."""
+    """'a,b' -> ['a', 'b'] (validated); None/'' -> default sweep; 'train'/'heldout'/'blind4'/'all' allowed."""
     if not arg:
         return names()
     out: list[str] = []
