@@ -28,3 +28,15 @@ def test_mape_of_prefill_and_decode_cases(tmp_path):
     assert res["n_cases"] == 2                                   # the skipped case is not compared
     assert abs(res["mape_pct"]["prefill"] - 50.0) < 1e-9 and abs(res["mape_pct"]["decode"] - 100.0) < 1e-9
     assert abs(res["mape_pct"]["all"] - 75.0) < 1e-9 and res["worst_pct"]["all"] == res["mape_pct"]["decode"]
+
+
+def test_committed_serving_run_is_guarded():
+    """The H200 serving run (124 cases) against the fused-attention graphs with the bundled fit: prefill 54.2%, decode
+    26.6% since the second 2026-12-04 refit (32.5% / 27.2% before it: the fused-attention class slowed, see the README's
+    accuracy section); held here against further regression. The serving target is 10%."""
+    from calibration.fit.dataset import DATA
+
+    data = DATA / "llm" / "h200"
+    res = accuracy.run(str(data), onnx_dir=str(data / "onnx_fused"))
+    assert res["n_cases"] == 124
+    assert res["mape_pct"]["prefill"] <= 55.0 and res["mape_pct"]["decode"] <= 27.5
