@@ -141,6 +141,9 @@ class OpWork:
     # each (image, channel) plane (its fp16 inference kernel) a thread block walking all its elements: ceil(blocks /
     # SMs) waves, each costing the class's block_s plus row_s per byte walked
     channel_walk: tuple[int, int] | None = None
+    # (batch x heads, Sq, Dv, Skv) of a fused (flash) attention kernel: thread blocks own Sq tiles of one head and loop
+    # over Skv in tiles (predictor/timing/features.attention_wave); None for every other kernel
+    attention_tiles: tuple[int, int, int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ def _sdpa(ix: _Index, sm: Node):
     fused = replace(ws[-1], flops=frozen_map(_merge_flops(*ws)), bytes_read=sum(inputs.values()),
                     bytes_written=ix.work[second.name].bytes_written, kernels=1, input_bytes=frozen_map(inputs),
                     gemm=None, gemm_operand_bytes=0.0, notes=("fused scaled-dot-product attention",),
-                    fused_attention=True)
+                    fused_attention=True, attention_tiles=ws[-1].gemm)
     return [(n.name, _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] + [(second.name, fused)]
 
 

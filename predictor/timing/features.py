@@ -35,10 +35,13 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
     neighbours, are left as direct ones)."""
     ideal = level_times_s(cost, profile, 0.0)
     w = cost.work
-    wave = gemm_wave(w.gemm, precision, profile.sm_count)
+    if w.attention_tiles is not None:
+        shape = attention_wave(w.attention_tiles, profile.sm_count)
+    else:
+        shape = tile_padding(w.gemm) / gemm_wave(w.gemm, precision, profile.sm_count)
     return KernelFeatures(
         kernels=float(cost.kernels),
-        compute_s=ideal["compute"] * tile_padding(w.gemm) / wave if ideal["compute"] else 0.0,
+        compute_s=ideal["compute"] * shape if ideal["compute"] else 0.0,
         gemm_k=float(w.gemm[3]) if w.gemm else 0.0,
         hbm_s=ideal[MemLevel.HBM.value], l2_s=ideal[MemLevel.L2.value], l1_s=ideal[MemLevel.L1.value],
         rows_per_sm=w.rows / profile.sm_count,
@@ -77,6 +80,26 @@ def gemm_wave(gemm: tuple[int, int, int, int] | None, precision: str, sm_count: 
     b, m, n, k = gemm
     tiles = ((SIMT_TILE, SIMT_TILE),) if precision == "fp32" else TENSOR_TILES
     return max(wave_efficiency(b * math.ceil(m / tm) * math.ceil(n / tn), sm_count, k) for tm, tn in tiles)
+
+
+# flash attention's tiles on Hopper: a thread block owns ATTENTION_TILE query rows of one head and loops over the keys
+# in tiles of as many; shorter sequences run power-of-two tiles (at least 16 rows)
+ATTENTION_TILE = 128
+ATTENTION_SPLIT_KV_BELOW = 16  # fewer query rows (decoding): the kernel splits the keys over blocks instead
+
+
+def attention_wave(tiles: tuple[int, int, int, int], sm_count: int) -> float:
+    """Executed over useful work of a fused attention kernel, divided by the share of SMs its blocks keep busy:
+    B x H x ceil(Sq / tile) blocks (one wave per SM count), query and key lengths padded to whole tiles. Below
+    ATTENTION_SPLIT_KV_BELOW query rows the keys are split over blocks (flash decoding): no padding, full waves.
+    Ignores: several blocks per SM, causal tiles skipped, the head dimension's own padding."""
+    bh, sq, _dv, skv = tiles
+    if sq < ATTENTION_SPLIT_KV_BELOW or bh <= 0 or sq <= 0 or skv <= 0:
+        return 1.0
+    tq = min(ATTENTION_TILE, max(16, 1 << (sq - 1).bit_length()))
+    tk = min(ATTENTION_TILE, max(16, 1 << (skv - 1).bit_length()))
+    pad = (math.ceil(sq / tq) * tq / sq) * (math.ceil(skv / tk) * tk / skv)
+    return pad / wave_efficiency(bh * math.ceil(sq / tq), sm_count)
 
 
 def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:

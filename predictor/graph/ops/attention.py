@@ -22,6 +22,8 @@ pass-through part when ``rotary_embedding_dim`` < head size); cos/sin are read a
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...types import OpWork
 from ..context import OpContext
 from ._common import TANH, attr, in_elem_bytes, opt_in_bytes, register, work_plan
@@ -56,15 +58,16 @@ def attention(ctx: OpContext) -> OpWork:
     if float(attr(ctx, "softcap", 0.0) or 0.0) > 0.0:
         per_score += TANH + 2
     mm = 2 * scores * (d + dv)
+    tiles = (b * hq, sq, dv, skv)
     if not ctx.has_input(4):
-        return ctx.work(matmul_flops=mm, vector_flops=per_score * scores)
+        return replace(ctx.work(matmul_flops=mm, vector_flops=per_score * scores), attention_tiles=tiles)
     # KV cache: cat(past, new) for K and V, then the attention kernel reads the present tensors
     present = 0
     for i in (1, 2):
         present += ctx.in_bytes(i) + opt_in_bytes(ctx, i + 3)
-    return ctx.work(matmul_flops=mm, vector_flops=per_score * scores, kernels=3,
-                    bytes_read=ctx.all_in_bytes() + present,
-                    bytes_written=max(ctx.all_out_bytes(), present + ctx.out_bytes(0)))
+    return replace(ctx.work(matmul_flops=mm, vector_flops=per_score * scores, kernels=3,
+                            bytes_read=ctx.all_in_bytes() + present,
+                            bytes_written=max(ctx.all_out_bytes(), present + ctx.out_bytes(0))), attention_tiles=tiles)
 
 
 @register("RotaryEmbedding", cls="elementwise")

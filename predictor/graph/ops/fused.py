@@ -32,6 +32,8 @@ already 4 bytes. NB: FLOPs counted as VECTOR run at the policy's vector precisio
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...precision import FLOAT_DTYPES
 from ...types import OpWork, PredictorError, TensorInfo, WorkKind
 from ..context import OpContext, ShapeUnknown
@@ -138,5 +140,9 @@ def fused_conv(ctx: OpContext) -> OpWork:
 def fused_attention(ctx: OpContext) -> OpWork:
     """Flash-style attention: one kernel, q/k/v/mask read once, output written once; members' FLOPs."""
     f = member_flops(ctx, _members(ctx))
-    return _compulsory(ctx, f.get(WorkKind.MATMUL, 0.0), f.get(WorkKind.VECTOR, 0.0),
+    work = _compulsory(ctx, f.get(WorkKind.MATMUL, 0.0), f.get(WorkKind.VECTOR, 0.0),
                        notes=_note(ctx, "fused attention, the score matrix stays on chip"))
+    q, v = ctx.in_shape(0), ctx.in_shape(2)
+    if len(q) < 2 or len(v) < 2:
+        return work
+    return replace(work, attention_tiles=(prod(q[:-2]), q[-2], v[-1], v[-2]))
