@@ -113,19 +113,13 @@ def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile,
     repeated layers) are predicted once and share the result, with their own cost."""
     if not type(cal).__dict__.get("predict_op_by_key", False):
         return tuple([cal.predict_op(by_name[c.name], c, profile, node_pol.get(c.name, pol)) for c in gc.costs])
-    keys, work_keys = gc.keys, gc.work_keys
     memo: dict = {}
     out = []
-    for c in gc.costs:
+    for c, nk, wk in zip(gc.costs, gc.keys, gc.work_keys):
         p = node_pol.get(c.name, pol) if node_pol else pol
-        wk = work_keys.get(c.name)
         if wk is not None:  # the work is the node kind's: its bytes per level remain (maps alive, ids unique)
             k = (wk, id(p), id(c.bytes))
         else:
-            nk = keys.get(c.name)
-            if nk is None:
-                out.append(cal.predict_op(by_name[c.name], c, profile, p))
-                continue
             w = c.work
             k = (nk, id(p), c.kernels, tuple(c.bytes.items()),
                  tuple([(f.precision, f.unit, f.flops) for f in c.flops]), w.bytes_read, w.bytes_written,
@@ -142,16 +136,12 @@ def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile,
 
 def _op_infos(gc, by_name: Mapping) -> dict:
     """op_info of every costed node, once per node key (an OpInfo is read-only: shared)."""
-    keys = gc.keys
     memo: dict = {}
     out = {}
-    for c in gc.costs:
-        k = keys.get(c.name)
-        info = memo.get(k) if k is not None else None
+    for c, k in zip(gc.costs, gc.keys):
+        info = memo.get(k)
         if info is None:
-            info = op_info(by_name[c.name])
-            if k is not None:
-                memo[k] = info
+            info = memo[k] = op_info(by_name[c.name])
         out[c.name] = info
     return out
 

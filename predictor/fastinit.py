@@ -1,0 +1,58 @@
+"""A faster ``__init__`` for the frozen dataclasses built once per node (TensorInfo, Node, OpWork, OpCost,
+OpPrediction): a 100k-node graph builds half a million of them.
+
+The ``__init__`` dataclasses writes for a frozen class sets each field through ``object.__setattr__``; the one
+:func:`fast_init` writes fills the instance's ``__dict__`` in one call: same signature, defaults, default
+factories and attribute order, still frozen (assignment raises as before). Only for dataclasses without
+``__post_init__``, ``InitVar``, keyword-only fields or slots (checked at decoration). :func:`replace` is
+``dataclasses.replace`` for such classes, without a call through ``__init__``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import MISSING, fields
+
+
+def fast_init(cls: type) -> type:
+    """Replace the dataclass ``cls``'s generated ``__init__`` (decorate above ``@dataclass(frozen=True)``)."""
+    fs = fields(cls)
+    if (hasattr(cls, "__post_init__") or hasattr(cls, "__slots__") or len(fs) != len(cls.__dataclass_fields__)
+            or any(f.kw_only or not f.init for f in fs)):
+        raise TypeError(f"fast_init: {cls.__name__} is not a plain frozen dataclass")
+    env: dict = {"_MISSING": object()}
+    params, body = [], []
+    for f in fs:
+        if f.default is not MISSING:
+            env[f"_d_{f.name}"] = f.default
+            params.append(f"{f.name}=_d_{f.name}")
+        elif f.default_factory is not MISSING:
+            env[f"_f_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_MISSING")
+            body.append(f"    if {f.name} is _MISSING:\n        {f.name} = _f_{f.name}()\n")
+        else:
+            params.append(f.name)
+    body.append(f"    self.__dict__.update({', '.join(f'{f.name}={f.name}' for f in fs)})\n")
+    src = f"def __init__(self, {', '.join(params)}):\n{''.join(body)}"
+    exec(src, env)  # noqa: S102 - source built above from the class's own field names
+    init = env["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = cls.__init__.__doc__
+    cls.__init__ = init
+    cls.__fast_fields__ = tuple(f.name for f in fs)
+    return cls
+
+
+def replace(obj, **changes):
+    """``dataclasses.replace(obj, **changes)`` for an instance of a :func:`fast_init` class: its fields copied (not
+    the values its instance dict caches), then ``changes``; an unknown name raises TypeError as dataclasses does."""
+    names = type(obj).__dict__.get("__fast_fields__")
+    if names is None:  # not a fast_init class itself (a subclass): the dataclasses way
+        return dataclasses.replace(obj, **changes)
+    src = obj.__dict__
+    values = {n: src[n] for n in names}
+    if not changes.keys() <= values.keys():
+        raise TypeError(f"{type(obj).__name__} has no field(s) {sorted(changes.keys() - values.keys())}")
+    values.update(changes)
+    new = object.__new__(type(obj))
+    new.__dict__.update(values)
+    return new
