@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Mapping
 
 from .calibrate import Calibration, Uncalibrated
@@ -102,7 +103,7 @@ def predict_prepared(prepared: PreparedGraph, profile: MachineProfile, pol: Prec
         calibration=cal.name,
         eager_time_s=eager(list(ops), 0) if eager is not None else None,
         optimizations=passes,
-        op_info=frozen_map(_op_infos(gc, by_name)),
+        op_info=MappingProxyType(_op_infos(gc, by_name)),  # a fresh dict: frozen without a copy
         notes=notes,
     )
 
