@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .calibrate import Calibration, Uncalibrated
+from .fastexit import keep
 from .graph.cost import cost_graph
 from .graph.loader import Graph, load
 from .graph.traffic import traffic_for
@@ -158,6 +159,7 @@ def predict_file(path: str, gpu: MachineProfile, precision: str = "fp32", batch:
                  strict: bool = False, optimize: tuple[str, ...] | str = ()) -> NetworkPrediction:
     resolve_passes(optimize)  # an unknown pass name is an error before the model is read
     graph = load(path, batch=batch, shapes=shapes)
+    keep(graph)  # a program run leaves it to the process's end (predictor/fastexit.py); else nothing
     return predict_graph(graph, gpu, precision, calibration, strict, batch=_batch_of(graph, batch),
                          optimize=optimize)
 
