@@ -30,7 +30,7 @@ from .shapes import ONNX_TYPE_NAMES, ONNX_TYPES, RawNode, Val
 
 if TYPE_CHECKING:
     import onnx
-from .scopes import node_scope
+from .scopes import node_scope, scope_of_head
 
 MAX_CONST_ELEMS = shape_fns.MAX_FOLD_ELEMS  # tensors up to this size are tracked by value (shapes, axes, masks)
 MAX_DIM = 2**40  # a dimension above this is rejected as absurd
@@ -893,6 +893,7 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
     seen: set[str] = set()
     shared_attrs: dict[tuple, object] = {}  # nodes with equal attributes share one read-only map
     scopes: dict[str, str] = {}  # node name without its last component -> scope_from_name
+    paths: dict[str, tuple] = {}  # scopes.scope_of_head's memo
     for k, n in enumerate(raw):
         name = n.name or f"{n.op_type}_{k}"
         if name in seen:
@@ -923,7 +924,7 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
             head = n.name[:n.name.rfind("/") + 1]
             scope = scopes.get(head)
             if scope is None:
-                scope = scopes[head] = node_scope(n.name, None)
+                scope = scopes[head] = scope_of_head(head, paths)  # = node_scope(n.name, None)
         else:
             scope = node_scope(n.name, meta)
         nodes.append(Node(name, n.op_type, n.domain, ins, outs, attrs, known, scope))
