@@ -12,8 +12,6 @@ from math import prod
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from .fastinit import fast_init
-
 # the default-domain opset the cost formulas read a model as when it declares none (attribute defaults, semantics)
 DEFAULT_OPSET = 21
 
@@ -73,7 +71,6 @@ def frozen_map(d: Mapping | None = None) -> Mapping:
     return MappingProxyType(dict(d or {}))
 
 
-@fast_init
 @dataclass(frozen=True)
 class TensorInfo:
     """A typed tensor of the graph. ``shape`` is None when it could not be inferred.
@@ -93,7 +90,6 @@ class TensorInfo:
         return None if self.shape is None else prod(self.shape)
 
 
-@fast_init
 @dataclass(frozen=True)
 class Node:
     """One ONNX node with its typed input and output tensors (missing optional inputs are None)."""
@@ -111,7 +107,6 @@ class Node:
     scope: str = ""
 
 
-@fast_init
 @dataclass(frozen=True)
 class OpWork:
     """What an op formula returns: precision-free work counts of one node.
@@ -148,7 +143,6 @@ class OpWork:
     channel_walk: tuple[int, int] | None = None
 
 
-@fast_init
 @dataclass(frozen=True)
 class FlopCount:
     """FLOPs of one (precision, unit)."""
@@ -174,7 +168,6 @@ class _computed_once:
         return v
 
 
-@fast_init
 @dataclass(frozen=True)
 class OpCost:
     """Costed node: FLOPs by (precision, unit) and bytes moved at each memory level."""
@@ -191,7 +184,6 @@ class OpCost:
         return float(sum([f.flops for f in self.flops]))
 
 
-@fast_init
 @dataclass(frozen=True)
 class OpPrediction:
     """Predicted time of one node and what bounds it.

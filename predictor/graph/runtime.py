@@ -19,11 +19,10 @@ PyTorch eager), and exporter variants these matchers do not recognise (they stay
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 from typing import Callable, Sequence
 
-from ..fastinit import replace  # dataclasses.replace for OpWork, without __init__
 from ..types import Node, OpWork, WorkKind, frozen_map
 from .ops.rnn import is_bidirectional_rnn
 from .registry import STORAGE_VIEWS, op_traits

@@ -23,8 +23,6 @@ ALLOWED = {
     ("predictor/measure/ert/sweep.py", "load_module"):
         "kernels.load_module compiles the CUDA source that predictor/measure/ert/kernels.py generates (CuPy RawModule)",
     ("predictor/measure/ert/gemm.py", "load_module"): "the same, for the WMMA kernel source",
-    ("predictor/fastinit.py", "exec"):
-        "compiles a frozen dataclass's __init__ from its own field names, as dataclasses does; never from data",
     ("calibration/networks/export.py", "__import__"):
         "reads __version__ of a fixed tuple of package names (torch, onnx, ...), for provenance",
 }
