@@ -40,7 +40,10 @@ def exit_now(rc: int) -> None:
         return
     import atexit
 
-    atexit._run_exitfuncs()  # noqa: SLF001 - what a normal exit runs first (they run once: the list is cleared)
+    run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)  # CPython's; elsewhere a normal exit
+    if run_exitfuncs is None:
+        return
+    run_exitfuncs()  # what a normal exit runs first (they run once: the list is cleared)
     try:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
