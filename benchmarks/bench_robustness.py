@@ -16,6 +16,9 @@ Cases:
 - train_2p40: ``--mode train`` on a weight of 2**40 rows (the multi-tensor launch count in closed form).
 - plot_vs_baseline (with ``--baseline REV``): the CPU seconds ``--plot`` adds, this tree against
   ``predictor/`` of git revision REV (extracted to a temporary folder), all four commands interleaved.
+- nodes_100k_vs_baseline and vit_vs_baseline (with ``--baseline REV``): the 100k-node decoder and ViT-B/16
+  (examples/vit_b_16.dynamo.onnx) by this tree and by REV, interleaved (``--repeat`` runs each after a warm-up).
+  Both trees run as the program does (``main()`` reading ``sys.argv``), so each ends as ``predict`` ends.
 
     python benchmarks/bench_robustness.py [--repeat 3] [--baseline REV] [--out benchmarks/results/robustness.json]
 """
@@ -118,7 +121,8 @@ def _payload_4gib(workdir: Path) -> Path:
     return path
 
 
-def _plot_vs_baseline(rev: str, work: Path, repeat: int) -> dict:
+def _baseline_tree(rev: str, work: Path) -> Path:
+    """``predictor/`` of git revision ``rev``, extracted under ``work`` (reused)."""
     import subprocess
 
     base = work / f"baseline_{rev}"
@@ -126,11 +130,33 @@ def _plot_vs_baseline(rev: str, work: Path, repeat: int) -> dict:
         base.mkdir(parents=True, exist_ok=True)
         archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "predictor"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
+    return base
+
+
+def _tree_cmd(root: Path, args: list[str]) -> list[str]:
+    """``predict ARGS`` by the predictor/ under ``root``, run as the console script runs it (main() on sys.argv)."""
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); sys.argv = ['predict', *{args!r}]; "
+            "from predictor.cli import main; sys.exit(main())"]
+
+
+def _vs_baseline(rev: str, work: Path, model: Path, repeat: int) -> dict:
+    """``model`` by REV and by this tree, interleaved; the ratio of median wall and CPU seconds."""
+    base = _baseline_tree(rev, work)
+    args = [str(model), "--gpu", "h200", "-o", os.devnull]
+    r = measure_interleaved({"baseline": _tree_cmd(base, args), "this": _tree_cmd(REPO, args)}, repeat=repeat)
+    out = {"baseline": rev, "graph": model.name, **r}
+    if "error" not in r["baseline"] and "error" not in r["this"]:
+        out["wall_ratio_baseline_over_this"] = r["baseline"]["wall_s_median"] / r["this"]["wall_s_median"]
+        out["cpu_ratio_baseline_over_this"] = r["baseline"]["cpu_s_median"] / r["this"]["cpu_s_median"]
+    return out
+
+
+def _plot_vs_baseline(rev: str, work: Path, repeat: int) -> dict:
+    base = _baseline_tree(rev, work)
 
     def cmd(root: Path, plot: bool) -> list[str]:
         args = [str(VIT), "--gpu", "h200", "-o", str(work / "ab.txt")] + (["--plot", str(work / "ab.png")] if plot else [])
-        return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); "
-                f"from predictor.cli import main; sys.exit(main({args!r}))"]
+        return _tree_cmd(root, args)
 
     r = measure_interleaved({"baseline_no_plot": cmd(base, False), "baseline_plot": cmd(base, True),
                              "no_plot": cmd(REPO, False), "plot": cmd(REPO, True)}, repeat=repeat)
@@ -182,6 +208,8 @@ def main(argv=None) -> int:
                                                        "--mode", "train", "-o", os.devnull), a.repeat)
     if a.baseline:
         doc["plot_vs_baseline"] = _plot_vs_baseline(a.baseline, work, a.repeat)
+        doc["nodes_100k_vs_baseline"] = _vs_baseline(a.baseline, work, big, a.repeat)
+        doc["vit_vs_baseline"] = _vs_baseline(a.baseline, work, VIT, max(a.repeat, 5))
     doc["duration_s"] = time.time() - started
     Path(a.out).write_text(json.dumps(doc, indent=1) + "\n")
     j, p, n, w = doc["json"], doc["plot"], doc["nodes_100k"], doc["payload_4gib"]
@@ -192,6 +220,13 @@ def main(argv=None) -> int:
     if a.baseline:
         b = doc["plot_vs_baseline"]
         print(f"--plot adds {b['added_cpu_s']:.2f} s CPU here, {b['baseline_added_cpu_s']:.2f} s at {a.baseline}")
+        for key in ("nodes_100k_vs_baseline", "vit_vs_baseline"):
+            v = doc[key]
+            if "wall_ratio_baseline_over_this" in v:
+                print(f"{v['graph']}: {v['this']['wall_s_median']:.3f} s here ({v['this']['cpu_s_median']:.3f} s CPU, "
+                      f"{v['this']['max_rss_mb']:.0f} MB), {v['baseline']['wall_s_median']:.3f} s at {a.baseline} "
+                      f"({v['baseline']['cpu_s_median']:.3f} s CPU, {v['baseline']['max_rss_mb']:.0f} MB): "
+                      f"{v['wall_ratio_baseline_over_this']:.2f}x")
     print(f"wrote {a.out}")
     return 0
 

@@ -123,7 +123,19 @@ def build_compare_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """``predict``'s exit code for ``argv``; without ``argv`` (the program itself: the console script, ``python -m``)
+    the arguments are ``sys.argv`` and the process ends here (predictor/fastexit.py)."""
+    if argv is not None:
+        return _main(list(argv))
+    from . import fastexit
+
+    fastexit.activate()
+    rc = _main(sys.argv[1:])
+    fastexit.exit_now(rc)
+    return rc
+
+
+def _main(argv: list[str]) -> int:
     from .types import PredictorError
 
     from .output import clean_line, staged
@@ -300,6 +312,7 @@ def _compare(args: argparse.Namespace) -> int:
 def _predict(args: argparse.Namespace) -> int:
     import gc
 
+    was_enabled = gc.isenabled()  # (a program run keeps it off to its end: predictor/fastexit.py)
     gc.disable()  # an analysis allocates many small objects and frees little: no cycle collections
     try:
         from .distributed.cli import wants_distributed
@@ -316,7 +329,8 @@ def _predict(args: argparse.Namespace) -> int:
             return _sweep(args)
         return _predict_body(_single_setting(args))
     finally:
-        gc.enable()
+        if was_enabled:
+            gc.enable()
 
 
 def _check_mode(args: argparse.Namespace) -> argparse.Namespace:
@@ -403,7 +417,9 @@ def _predict_body(args: argparse.Namespace) -> int:
         pred = predict_file(args.model, profile, precision=args.precision, batch=args.batch, shapes=shapes,
                             calibration=calibration, strict=args.strict, optimize=args.optimize or ())
     from .coverage import require_coverage
+    from .fastexit import keep
 
+    keep(pred)  # freed by the process's end (a program run), not object by object
     require_coverage(pred, args.allow_partial)
     if args.format == "json":
         text = to_json(pred, profile)

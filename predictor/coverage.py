@@ -23,9 +23,11 @@ def require_coverage(pred, allow_partial: bool) -> None:
     """A PredictorError when more ops have unknown shapes than have a cost, and than ops without a formula
     (those are reported by name and explain the unknown shapes after them), unless ``allow_partial``."""
     unknown = unknown_shape_ops(pred)
+    if allow_partial or unknown == 0:  # (no pass over the ops)
+        return
     costed = costed_ops(pred)
     no_formula = int(sum(pred.unsupported.values())) - unknown
-    if allow_partial or unknown == 0 or unknown <= costed or unknown <= no_formula:
+    if unknown <= costed or unknown <= no_formula:
         return
     kinds = sorted(((v, k[:-len(UNKNOWN_SHAPE_SUFFIX)]) for k, v in pred.unsupported.items()
                     if k.endswith(UNKNOWN_SHAPE_SUFFIX)), reverse=True)

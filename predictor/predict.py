@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Mapping
 
 from .calibrate import Calibration, Uncalibrated
+from .fastexit import keep
 from .graph.cost import cost_graph
 from .graph.loader import Graph, load
 from .graph.traffic import traffic_for
@@ -102,7 +104,7 @@ def predict_prepared(prepared: PreparedGraph, profile: MachineProfile, pol: Prec
         calibration=cal.name,
         eager_time_s=eager(list(ops), 0) if eager is not None else None,
         optimizations=passes,
-        op_info=frozen_map(_op_infos(gc, by_name)),
+        op_info=MappingProxyType(_op_infos(gc, by_name)),  # a fresh dict: frozen without a copy
         notes=notes,
     )
 
@@ -113,19 +115,13 @@ def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile,
     repeated layers) are predicted once and share the result, with their own cost."""
     if not type(cal).__dict__.get("predict_op_by_key", False):
         return tuple([cal.predict_op(by_name[c.name], c, profile, node_pol.get(c.name, pol)) for c in gc.costs])
-    keys, work_keys = gc.keys, gc.work_keys
     memo: dict = {}
     out = []
-    for c in gc.costs:
+    for c, nk, wk in zip(gc.costs, gc.keys, gc.work_keys):
         p = node_pol.get(c.name, pol) if node_pol else pol
-        wk = work_keys.get(c.name)
         if wk is not None:  # the work is the node kind's: its bytes per level remain (maps alive, ids unique)
             k = (wk, id(p), id(c.bytes))
         else:
-            nk = keys.get(c.name)
-            if nk is None:
-                out.append(cal.predict_op(by_name[c.name], c, profile, p))
-                continue
             w = c.work
             k = (nk, id(p), c.kernels, tuple(c.bytes.items()),
                  tuple([(f.precision, f.unit, f.flops) for f in c.flops]), w.bytes_read, w.bytes_written,
@@ -142,16 +138,12 @@ def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile,
 
 def _op_infos(gc, by_name: Mapping) -> dict:
     """op_info of every costed node, once per node key (an OpInfo is read-only: shared)."""
-    keys = gc.keys
     memo: dict = {}
     out = {}
-    for c in gc.costs:
-        k = keys.get(c.name)
-        info = memo.get(k) if k is not None else None
+    for c, k in zip(gc.costs, gc.keys):
+        info = memo.get(k)
         if info is None:
-            info = op_info(by_name[c.name])
-            if k is not None:
-                memo[k] = info
+            info = memo[k] = op_info(by_name[c.name])
         out[c.name] = info
     return out
 
@@ -167,6 +159,7 @@ def predict_file(path: str, gpu: MachineProfile, precision: str = "fp32", batch:
                  strict: bool = False, optimize: tuple[str, ...] | str = ()) -> NetworkPrediction:
     resolve_passes(optimize)  # an unknown pass name is an error before the model is read
     graph = load(path, batch=batch, shapes=shapes)
+    keep(graph)  # a program run leaves it to the process's end (predictor/fastexit.py); else nothing
     return predict_graph(graph, gpu, precision, calibration, strict, batch=_batch_of(graph, batch),
                          optimize=optimize)
 

@@ -224,23 +224,37 @@ class NetworkPrediction:
     # sums over the ops, computed once (the dataclass is frozen: ``ops`` never changes)
     @cached_property
     def total_time_s(self) -> float:
-        return float(sum([o.time_s for o in self.ops]))
+        return self._sums[0]
 
     @cached_property
     def total_flops(self) -> float:
-        return float(sum([o.cost.total_flops for o in self.ops]))
+        return self._sums[1]
 
     def total_bytes(self, level: MemLevel) -> float:
-        v = self._total_bytes.get(level)
+        v = self._sums[3].get(level)
         return v if v is not None else float(sum([o.cost.bytes.get(level, 0.0) for o in self.ops]))
 
     @cached_property
-    def _total_bytes(self) -> dict:
-        return {lv: float(sum([o.cost.bytes.get(lv, 0.0) for o in self.ops])) for lv in MemLevel}
+    def kernels(self) -> int:
+        return self._sums[2]
 
     @cached_property
-    def kernels(self) -> int:
-        return int(sum([o.cost.kernels for o in self.ops]))
+    def _sums(self) -> tuple:
+        """(time, FLOPs, kernels, {level: bytes}) in one pass over the ops, each added up in the ops' order (as
+        ``sum`` would)."""
+        t = f = l1 = l2 = hbm = 0.0
+        k = 0
+        L1, L2, HBM = MemLevel.L1, MemLevel.L2, MemLevel.HBM
+        for o in self.ops:
+            c = o.cost
+            t += o.time_s
+            f += c.total_flops
+            k += c.kernels
+            b = c.bytes
+            l1 += b.get(L1, 0.0)
+            l2 += b.get(L2, 0.0)
+            hbm += b.get(HBM, 0.0)
+        return float(t), float(f), int(k), {L1: float(l1), L2: float(l2), HBM: float(hbm)}
 
     def bound_mix(self) -> dict[str, float]:
         """Share of total time per bound."""

@@ -38,11 +38,11 @@ class GraphCost:
     costs: tuple[OpCost, ...]
     unsupported: Mapping[str, int]  # op type -> count (no formula)
     unshaped: Mapping[str, int]  # op type -> count (formula needed a shape inference could not give)
-    # node name -> graph/memo.node_key of the node (valid while the nodes are alive)
-    keys: Mapping[str, tuple] = field(default_factory=dict, compare=False, repr=False)
-    # node name -> (node key, id of its policy, opset) for nodes whose work is their formula's (no runtime pattern
-    # changed it): equal work keys are equal works but for tensor names
-    work_keys: Mapping[str, tuple] = field(default_factory=dict, compare=False, repr=False)
+    # one per cost, in order: graph/memo.node_key of its node (valid while the nodes are alive)
+    keys: Sequence[tuple] = field(default=(), compare=False, repr=False)
+    # one per cost, in order: (node key, id of its policy, opset) when the work is its formula's (no runtime
+    # pattern changed it), else None: equal work keys are equal works but for tensor names
+    work_keys: Sequence[tuple | None] = field(default=(), compare=False, repr=False)
 
     @property
     def not_costed(self) -> dict[str, int]:
@@ -126,10 +126,9 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
     pol_of = (lambda n: node_policies.get(n.name, policy)) if node_policies else (lambda n: policy)
     memo_key = _work_key(nodes, policy, opset, graph_inputs, runtime_patterns, node_policies)
     reused = _WORK_MEMO.get().get(memo_key) if memo_key is not None else None
-    # node name -> its key (graph/memo.py); node name -> (node key, policy id, opset): the work of a node the
-    # runtime patterns leave as costed is fixed by it (but for tensor names)
-    keys: dict[str, tuple] = {}
-    work_keys: dict[str, tuple] = {}
+    # per entry of seq: (node key (graph/memo.py), policy id, opset): the work of a node the runtime patterns leave
+    # as costed is fixed by it (but for tensor names)
+    work_keys: list = []
     if reused is not None:  # within reuse_work(): these nodes were costed before, under another GPU
         _, seq, unsupported, unshaped, keys, work_keys = reused
     memo: dict[tuple, tuple] = {}  # (node key, policy, opset) -> (work or a failure, input_bytes by position)
@@ -139,8 +138,6 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
         hit = memo.get(mk)
         if hit is not None:
             work, template, mk = hit  # the entry's own key: nodes alike share one key object
-            keys[node.name] = mk[0]
-            work_keys[node.name] = mk
             if template:
                 work = with_names(work, template, node)
         else:
@@ -148,8 +145,6 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
                 work = node_work(node, pol, opset)
             except ShapeUnknown:
                 work = _UNSHAPED
-            keys[node.name] = mk[0]
-            work_keys[node.name] = mk
             template = work_template(node, work) if work.__class__ is OpWork else ()
             if template is not None:  # None: names a tensor that is not an input, computed for every such node
                 memo[mk] = (work, template, mk)
@@ -165,12 +160,14 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
             unsupported[key] = unsupported.get(key, 0) + 1
             continue
         seq.append((node, work))
-    if reused is None and runtime_patterns:
-        before = seq
-        seq = runtime.apply(seq, nodes, graph_inputs)
-        for (n, w), (_, w0) in zip(seq, before):
-            if w is not w0:
-                del work_keys[n.name]
+        work_keys.append(mk)
+    if reused is None:
+        keys = tuple([k[0] for k in work_keys])
+        if runtime_patterns:
+            before = seq
+            seq = runtime.apply(seq, nodes, graph_inputs)
+            work_keys = [k if w is w0 else None for (_, w), (_, w0), k in zip(seq, before, work_keys)]
+        work_keys = tuple(work_keys)
     if memo_key is not None and reused is None:
         _WORK_MEMO.get()[memo_key] = (nodes, seq, unsupported, unshaped, keys, work_keys)  # keeps `nodes` alive: its id stays its own
     levels = (traffic or CompulsoryTraffic()).assign(seq, policy.matmul[1], policy.storage_bytes)

@@ -30,7 +30,7 @@ from .shapes import ONNX_TYPE_NAMES, ONNX_TYPES, RawNode, Val
 
 if TYPE_CHECKING:
     import onnx
-from .scopes import node_scope
+from .scopes import node_scope, scope_of_head
 
 MAX_CONST_ELEMS = shape_fns.MAX_FOLD_ELEMS  # tensors up to this size are tracked by value (shapes, axes, masks)
 MAX_DIM = 2**40  # a dimension above this is rejected as absurd
@@ -179,7 +179,7 @@ def _load(model: onnx.ModelProto | list, batch: int | None, shapes: Mapping[str,
     consts = _initial_consts(model)
     _drop_weight_data(model)
     infos = _collect_infos(model)
-    _, unknown = _complete_shapes(raw, infos, consts)
+    unknown = _complete_shapes(raw, infos, consts)
     recorded: set[str] = set()
     for round_ in range(MAX_INFER_ROUNDS):
         if not unknown:
@@ -200,7 +200,7 @@ def _load(model: onnx.ModelProto | list, batch: int | None, shapes: Mapping[str,
             break
         for k in gained:
             infos[k] = inferred[k]
-        _, unknown = _complete_shapes(raw, infos, consts)
+        unknown = _complete_shapes(raw, infos, consts)
     if unknown and declared:  # sizes that are data (a Slice's starts, a Resize's scales given as inputs)
         filled = _fill_declared(raw, infos, consts, declared)
         if filled:
@@ -568,16 +568,14 @@ def _check_graph(model: onnx.ModelProto, init_names: set[str]) -> list[RawNode]:
         utf8 = False
     if not utf8 or not all(type(s) is str for s in (g.name, *known, *(o.name for o in g.output))):
         raise PredictorError("a graph, node or tensor name is not valid UTF-8 (corrupt file)")
-    produced_by: dict[str, int] = {}
-    for k, n in enumerate(raw):
-        for o in n.output:
-            if o:
-                produced_by[o] = k
-    for n in raw:
-        for i in n.input:
-            if i not in known and i not in produced_by:
-                raise PredictorError(
-                    f"node '{n.name or n.op_type}' reads tensor '{i}' that no node, input or initializer produces")
+    produced_by = {o: k for k, n in enumerate(raw) for o in n.output if o}
+    read = {i for n in raw for i in n.input}
+    if not read.difference(produced_by).issubset(known):
+        for n in raw:  # the first node in the file's order that reads a tensor nothing produces
+            for i in n.input:
+                if i not in known and i not in produced_by:
+                    raise PredictorError(
+                        f"node '{n.name or n.op_type}' reads tensor '{i}' that no node, input or initializer produces")
     order = _topo_order(raw, produced_by)
     if order is None:
         raise PredictorError("the graph contains a cycle")
@@ -601,8 +599,10 @@ def _sort_proto(model: onnx.ModelProto, raw: list[RawNode]) -> None:
 def _topo_order(raw: list[RawNode], produced_by: dict[str, int]) -> list[int] | None:
     indeg = [0] * len(raw)
     users: list[list[int]] = [[] for _ in raw]
+    get = produced_by.get
     for k, n in enumerate(raw):
-        deps = {produced_by[i] for i in n.input if i in produced_by}
+        deps = {get(i, -1) for i in n.input}  # the producers (-1: an input or initializer)
+        deps.discard(-1)
         indeg[k] = len(deps)
         for d in deps:
             users[d].append(k)
@@ -728,13 +728,11 @@ def _is_external(t) -> bool:
 _NO_INPUT_FOLDS = frozenset({"Constant", "Shape", "Size"})
 
 
-def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
-                     consts: dict[str, Val]) -> tuple[dict[str, TensorInfo], int]:
-    """One pass in topological order: fold small tensors and fill unknown output shapes and types.
+def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[str, Val]) -> int:
+    """One pass in topological order: fold small tensors and fill unknown output shapes and types (in ``infos``).
 
-    Returns the newly known tensors and how many node outputs are still unknown.
+    Returns how many node outputs are still unknown.
     """
-    added: dict[str, TensorInfo] = {}
     unknown = 0
     infer, folders = shape_fns.infer, shape_fns.FOLDERS
     get_info, get_const = infos.get, consts.get
@@ -782,12 +780,10 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo],
                 if shape is not None and dtype == "unknown":
                     dtype = _output_dtype(n, ins, k)
             if shape is not None:
-                info = TensorInfo(name, dtype, shape)
-                infos[name] = info
-                added[name] = info
+                infos[name] = TensorInfo(name, dtype, shape)
             else:
                 unknown += 1
-    return added, unknown
+    return unknown
 
 
 def _inferred(memo: dict, n: RawNode, ins: list, vals: list) -> dict:
@@ -897,6 +893,7 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
     seen: set[str] = set()
     shared_attrs: dict[tuple, object] = {}  # nodes with equal attributes share one read-only map
     scopes: dict[str, str] = {}  # node name without its last component -> scope_from_name
+    paths: dict[str, tuple] = {}  # scopes.scope_of_head's memo
     for k, n in enumerate(raw):
         name = n.name or f"{n.op_type}_{k}"
         if name in seen:
@@ -927,7 +924,7 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
             head = n.name[:n.name.rfind("/") + 1]
             scope = scopes.get(head)
             if scope is None:
-                scope = scopes[head] = node_scope(n.name, None)
+                scope = scopes[head] = scope_of_head(head, paths)  # = node_scope(n.name, None)
         else:
             scope = node_scope(n.name, meta)
         nodes.append(Node(name, n.op_type, n.domain, ins, outs, attrs, known, scope))

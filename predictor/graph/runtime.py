@@ -102,15 +102,18 @@ class _Index:
     graph_inputs: frozenset = frozenset()
 
     def free(self, *names: str) -> bool:
-        return all(n in self.work and n not in self.taken for n in names)
+        return self.taken.isdisjoint(names) and self.work.keys() >= set(names)
 
 
 ABSORBED = "absorbed into a fused runtime kernel"
 
 
+_NONE = frozen_map()  # the flops and input bytes of every absorbed node (read-only: shared)
+
+
 def _absorbed(w: OpWork) -> OpWork:
-    return replace(w, flops=frozen_map({}), bytes_read=0.0, bytes_written=0.0, kernels=0, weight_bytes=0.0,
-                   input_bytes=frozen_map({}), gemm=None, gemm_operand_bytes=0.0, notes=w.notes + (ABSORBED,))
+    return replace(w, flops=_NONE, bytes_read=0.0, bytes_written=0.0, kernels=0, weight_bytes=0.0,
+                   input_bytes=_NONE, gemm=None, gemm_operand_bytes=0.0, notes=w.notes + (ABSORBED,))
 
 
 def _merge_flops(*works: OpWork) -> dict:

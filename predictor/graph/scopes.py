@@ -17,18 +17,45 @@ NAME_SCOPES_KEY = "pkg.torch.onnx.name_scopes"
 
 def qualify(components: list[str]) -> str:
     """Join scope components into a dotted module path, folding repeated parent prefixes."""
-    qual, last = "", ""
+    state = ("", "")
     for c in components:
-        if not c:
-            continue
-        if qual and c.startswith(qual + "."):
-            qual = c
-        elif last and c.startswith(last + "."):
-            qual = qual[: len(qual) - len(last)] + c
-        else:
-            qual = f"{qual}.{c}" if qual else c
-        last = c
-    return qual
+        state = _fold(state, c)
+    return state[0]
+
+
+def _fold(state: tuple[str, str], c: str) -> tuple[str, str]:
+    """qualify's (path so far, last component) after one more component ``c``."""
+    qual, last = state
+    if not c:
+        return state
+    if qual and c.startswith(qual + "."):
+        qual = c
+    elif last and c.startswith(last + "."):
+        qual = qual[: len(qual) - len(last)] + c
+    else:
+        qual = f"{qual}.{c}" if qual else c
+    return qual, c
+
+
+def scope_of_head(head: str, states: dict) -> str:
+    """``scope_from_name`` of the node names whose text up to their last '/' is ``head``. ``states`` ({head:
+    qualify's state}, shared by the calls of one graph) holds every module path met, so each is folded once, from
+    its parent's (a graph's nodes share most of their path)."""
+    if not head.startswith("/"):
+        return ""
+    st = states.get(head) if head != "/" else ("", "")
+    if st is not None:
+        return st[0]
+    pending = []  # (head, its last component), innermost first, up to a path already folded
+    h = head
+    while st is None:
+        cut = h.rfind("/", 0, len(h) - 1)
+        pending.append((h, h[cut + 1:-1]))
+        h = h[:cut + 1]
+        st = states.get(h) if h != "/" else ("", "")
+    for h, c in reversed(pending):
+        st = states[h] = _fold(st, c)
+    return st[0]
 
 
 def scope_from_name(node_name: str) -> str:

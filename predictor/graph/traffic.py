@@ -290,6 +290,7 @@ class HierarchicalTraffic:
         gemms: dict[tuple, tuple] = {}  # repeated GEMMs (a network's layers): tiled once, (GemmTraffic, output bytes)
         shared: dict[tuple, Mapping] = {}
         produced_at: dict[str, float] = {}  # tensor name -> cumulative bytes touched when it was written
+        recurrent: dict[str, bool] = {}  # op type -> its registry trait
         touched = 0.0
         out = []
         for i, (node, work) in enumerate(seq):
@@ -313,16 +314,20 @@ class HierarchicalTraffic:
                 other = max(compulsory - work.gemm_operand_bytes - hit[1], 0.0)
                 l2_requests = g.l2 + other
                 l1 = g.l1 + other
-            elif (work.kernels == 1 and work.flops.get(WorkKind.MATMUL) and matmul_unit is Unit.TENSOR
-                  and p.tma_tensor_path and not op_traits(node.op_type).recurrent):
-                l1 = 0.0  # a fused matrix kernel (attention): operands by TMA, on-chip intermediates
             else:
-                extra = rnn_traffic(node, work, matmul_unit, elem_bytes, p)
-                if extra is not None:
-                    l2_requests += extra.l2
-                    # TMA path: the GEMMs' operand reads (weights, input, hidden state) skip l1tex
-                    l1 = (max(compulsory - _rnn_gemm_operand_bytes(node, work, elem_bytes), 0.0)
-                          if matmul_unit is Unit.TENSOR and p.tma_tensor_path else l1 + extra.l1)
+                rec = recurrent.get(node.op_type)
+                if rec is None:
+                    rec = recurrent[node.op_type] = op_traits(node.op_type).recurrent
+                if rec:
+                    extra = rnn_traffic(node, work, matmul_unit, elem_bytes, p)
+                    if extra is not None:
+                        l2_requests += extra.l2
+                        # TMA path: the GEMMs' operand reads (weights, input, hidden state) skip l1tex
+                        l1 = (max(compulsory - _rnn_gemm_operand_bytes(node, work, elem_bytes), 0.0)
+                              if matmul_unit is Unit.TENSOR and p.tma_tensor_path else l1 + extra.l1)
+                elif (work.kernels == 1 and work.flops.get(WorkKind.MATMUL) and matmul_unit is Unit.TENSOR
+                      and p.tma_tensor_path):
+                    l1 = 0.0  # a fused matrix kernel (attention): operands by TMA, on-chip intermediates
             l2 = l2_requests + p.l2_far_fraction * compulsory
             if p.residency == "replay":
                 hbm = self._replay_hbm(node, work, i, life, window)

@@ -20,3 +20,14 @@ def test_scope_from_dynamo_metadata():
     assert scope_from_metadata("['layer1', 'layer1.0', 'conv1']") == "layer1.0.conv1"
     assert scope_from_metadata("__import__('os')") == ""
     assert node_scope("node_conv2d", {"pkg.torch.onnx.name_scopes": "['features', 'features.0']"}) == "features.0"
+
+
+def test_scope_of_head_is_scope_from_name():
+    from predictor.graph.scopes import scope_from_name, scope_of_head
+
+    names = ["/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/Relu", "/layer1/layer1.1/conv1/Conv", "/Conv", "Conv",
+             "a/b/Conv", "//X", "/a//b/Mul", "/encoder/layer.0/attention/self/query/MatMul",
+             "/encoder/layer.0/attention/Add", "/encoder/layer/layer.1/MatMul", "/", "/a/a.b/a.b.c/Op"]
+    states: dict = {}
+    for name in names + names[::-1]:
+        assert scope_of_head(name[:name.rfind("/") + 1], states) == scope_from_name(name), name
