@@ -8,7 +8,7 @@ Protocol per (network, precision, batch), inference mode, cudnn.benchmark on:
   * eager: events around each forward (sync between forwards; includes host dispatch) and host wall time;
   * CUDA graph of one forward (side-stream warm-up first), captured after the eager profiles of every batch of the
     precision, its static inputs kept alive until the case is finished (until 2026-12-04 they were freed after the
-    capture: replays read a freed buffer, which ended in illegal memory accesses for some networks); each replay
+    capture: replays read a freed buffer, the likely cause of illegal memory accesses for some networks); each replay
     timed with its own events;
     `repeats` (3) measurements of `replays` replays, interleaved between the batches of a precision;
   * torch.profiler: one eager forward (per-kernel rows with module path / aten op / shapes) and, after the timed
@@ -172,7 +172,7 @@ class _Case:
         self.rows: list[dict] = []
         self.eager_names: list[str] | None = None
         # the forward closure holds the graph's static inputs: it lives as long as the graph (a replay reading a freed
-        # input buffer is what ended in illegal memory accesses and, with token ids, device-side asserts)
+        # input buffer is the likely cause of the illegal memory accesses and, with token ids, device-side asserts)
         self.fwd: Callable[[], Any] | None = None
         self.graph_output: Any = None
         self.est_s = 0.0

@@ -30,7 +30,7 @@ try:
     torch.backends.cudnn.benchmark = bench
     state["stage"] = "build"
     model, inputs, _ = zoo.build(name, batch, precision, "cuda")
-    def hook(mod, _inp, _out, _name=[""]):
+    def hook(_mod, _inp, _out):
         torch.cuda.synchronize()
     for mname, mod in model.named_modules():
         if not list(mod.children()):

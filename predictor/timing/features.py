@@ -96,10 +96,14 @@ def attention_wave(tiles: tuple[int, int, int, int], sm_count: int) -> float:
     bh, sq, _dv, skv = tiles
     if sq < ATTENTION_SPLIT_KV_BELOW or bh <= 0 or sq <= 0 or skv <= 0:
         return 1.0
-    tq = min(ATTENTION_TILE, max(16, 1 << (sq - 1).bit_length()))
-    tk = min(ATTENTION_TILE, max(16, 1 << (skv - 1).bit_length()))
+    tq, tk = _attention_tile(sq), _attention_tile(skv)
     pad = (math.ceil(sq / tq) * tq / sq) * (math.ceil(skv / tk) * tk / skv)
     return pad / wave_efficiency(bh * math.ceil(sq / tq), sm_count)
+
+
+def _attention_tile(length: int) -> int:
+    """Tile a flash kernel runs over ``length`` rows: ATTENTION_TILE, or the power of two (>= 16) above a shorter one."""
+    return min(ATTENTION_TILE, max(16, 1 << (length - 1).bit_length()))
 
 
 def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
