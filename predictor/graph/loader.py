@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Mapping
 from ..types import Node, PredictorError, TensorInfo, frozen_map
 from . import shapes as shape_fns
 from . import shapes_contrib  # noqa: F401  (registers the shape rules of com.microsoft fusions, MatMulNBits)
+from . import shapes_onehot  # noqa: F401  (registers the folding of OneHot: repeat counts of Tile)
 from .onnx_proto import onnx_pb
 from .protoscan import read_model_bytes
 from .shapes import ONNX_TYPE_NAMES, ONNX_TYPES, RawNode, Val
