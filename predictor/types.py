@@ -144,6 +144,8 @@ class OpWork:
     # (batch x heads, Sq, Dv, Skv) of a fused (flash) attention kernel: thread blocks own Sq tiles of one head and loop
     # over Skv in tiles (predictor/timing/features.attention_wave); None for every other kernel
     attention_tiles: tuple[int, int, int, int] | None = None
+    # the fused attention kernel applies a causal mask: flash kernels skip the key tiles above the diagonal
+    attention_causal: bool = False
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from typing import Callable
 import numpy as np
 
 from predictor.timing import gemm_wave, tile_padding
+from predictor.timing.features import splits_k
 from predictor.timing import hidden_bytes as _hidden_bytes
 from predictor.graph.cost import cost_graph
 from predictor.graph.opclass import hidden_key, kernel_class
@@ -137,7 +138,7 @@ def _columns(rows: list[dict], mc: MicroClass, precision: str, profile) -> dict[
                         frozenset(t.name for t in node.inputs if not t.is_initializer))
         c = gc.costs[0]
         ideal = level_times_s(c, profile, 0.0)
-        wave = gemm_wave(c.work.gemm, precision, profile.sm_count)
+        wave = gemm_wave(c.work.gemm, precision, profile.sm_count, splits_k(c, node))
         cols["kernels"].append(c.kernels)
         cols["compute_s"].append(ideal["compute"] * tile_padding(c.work.gemm) / wave)
         cols["gemm_k"].append(float(c.work.gemm[3]) if c.work.gemm else 0.0)

@@ -133,6 +133,34 @@ def _scalar_const(ix: _Index, node: Node) -> int | None:
     return None
 
 
+_COMPARE = frozenset({"LessOrEqual", "GreaterOrEqual", "Less", "Greater"})
+
+
+def _from_range(ix: _Index, name: str, depth: int = 4) -> bool:
+    """Whether tensor ``name`` is computed from a Range within ``depth`` producers (positions of a sequence)."""
+    node = ix.producer.get(name)
+    if node is None or depth < 0:
+        return False
+    if node.op_type == "Range":
+        return True
+    return any(t is not None and _from_range(ix, t.name, depth - 1) for t in node.inputs)
+
+
+def causal_mask(ix: _Index, name: str, depth: int = 8) -> bool:
+    """Whether the attention mask ``name`` is a causal one: built by Trilu (torch's is_causal, exported), or by
+    comparing two position ranges (``k_pos <= q_pos``, the transformers library's masks), within ``depth``
+    producers. Ignores: a causal pattern hidden in a constant mask tensor."""
+    node = ix.producer.get(name)
+    if node is None or depth < 0:
+        return False
+    if node.op_type == "Trilu":
+        return True
+    if node.op_type in _COMPARE and len(node.inputs) == 2 and all(
+            t is not None and _from_range(ix, t.name) for t in node.inputs):
+        return True
+    return any(t is not None and causal_mask(ix, t.name, depth - 1) for t in node.inputs)
+
+
 @dataclass(frozen=True)
 class _SdpaMatch:
     """The nodes of one scaled-dot-product attention call."""
@@ -226,7 +254,8 @@ def _sdpa(ix: _Index, sm: Node):
     fused = replace(ws[-1], flops=frozen_map(_merge_flops(*ws)), bytes_read=sum(inputs.values()),
                     bytes_written=ix.work[second.name].bytes_written, kernels=1, input_bytes=frozen_map(inputs),
                     gemm=None, gemm_operand_bytes=0.0, notes=("fused scaled-dot-product attention",),
-                    fused_attention=True, attention_tiles=ws[-1].gemm)
+                    fused_attention=True, attention_tiles=ws[-1].gemm,
+                    attention_causal=mask_src is not None and causal_mask(ix, mask_src.name))
     return [(n.name, _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] + [(second.name, fused)]
 
 

@@ -14,6 +14,7 @@ from math import prod
 from typing import Iterable, Mapping
 
 from ..precision import PrecisionPolicy
+from ..timing.features import WGRAD_ATTR
 from ..types import Node, OpWork, TensorInfo, WorkKind, frozen_map
 
 GRAD_PREFIX = "grad::"
@@ -57,9 +58,11 @@ class Kernel:
     attrs: Mapping = field(default_factory=frozen_map)
 
     def node(self) -> Node:
-        """The synthetic node the traffic model and the calibration see."""
+        """The synthetic node the traffic model and the calibration see (a weight-gradient kernel says so in
+        WGRAD_ATTR: cuDNN splits its long N x spatial K over blocks, predictor/timing/features.splits_k)."""
+        attrs = frozen_map({**self.attrs, WGRAD_ATTR: 1}) if self.kind == "wgrad" else self.attrs
         return Node(name=self.name, op_type=self.op_type, domain=self.domain, inputs=self.reads,
-                    outputs=self.writes or (TensorInfo("", "float32", ()),), attrs=self.attrs, scope=self.scope)
+                    outputs=self.writes or (TensorInfo("", "float32", ()),), attrs=attrs, scope=self.scope)
 
 
 def make_work(reads: Iterable[TensorInfo], writes: Iterable[TensorInfo], policy: PrecisionPolicy, *,

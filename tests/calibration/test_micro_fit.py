@@ -99,3 +99,20 @@ def test_unaligned_matmul_key(a, b, key):
     model = make_model([helper.make_node("MatMul", ["x", "y"], ["z"], name="mm")],
                        [("x", "float32", list(a)), ("y", "float32", list(b))], [("z", "float32", None)])
     assert hidden_key(load_nodes(model).nodes[0]) == key
+
+
+@pytest.mark.parametrize("a,w,key", [
+    ((8, 384, 196), (196, 196), "MatMul:unaligned"),  # gMLP's token projection: K = N = 196
+    ((8, 197, 197, 4), (4, 4), "MatMul:unaligned"),   # CaiT's talking heads: K = N = 4
+    ((8, 197, 192), (192, 768), "MatMul"),            # an aligned linear layer
+    ((49, 32), (32, 64), "MatMul"),                   # 2-D, aligned
+])
+def test_unaligned_weight_matmul_key(a, w, key):
+    """An activation times a weight whose K or N is not a multiple of 8 runs cuBLAS's unaligned kernels too."""
+    import numpy as np
+
+    from predictor.graph.opclass import hidden_key
+
+    model = make_model([helper.make_node("MatMul", ["x", "w"], ["z"], name="mm")],
+                       [("x", "float32", list(a))], [("z", "float32", None)], {"w": np.ones(w, np.float32)})
+    assert hidden_key(load_nodes(model).nodes[0]) == key

@@ -127,3 +127,39 @@ def test_sdpa_takes_the_attention_dropout_of_a_training_export():
     costs = _cost(nodes, inputs, outputs, inits)
     assert sum(c.kernels for c in costs.values()) == 1 and costs["mm2"].work.fused_attention
     assert costs["drop"].kernels == 0
+
+
+def _masked_sdpa(mask_nodes, mask_inputs=(), mask_inits=None):
+    """The SDPA graph with an additive mask ``m`` (built by ``mask_nodes``) between the scores and the softmax."""
+    nodes, inputs, outputs, inits = _sdpa_graph()
+    nodes = nodes[:3] + mask_nodes + [helper.make_node("Add", ["scores", "m"], ["sm_in"], name="add_mask"),
+                                      helper.make_node("Softmax", ["sm_in"], ["p"], axis=-1, name="sm"), nodes[4]]
+    return nodes, inputs + list(mask_inputs), outputs, {**inits, **(mask_inits or {})}
+
+
+def test_sdpa_with_trilu_mask_is_causal():
+    """torch's is_causal exported: the mask is Trilu(ConstantOfShape(...)) above the diagonal."""
+    nodes = [helper.make_node("Trilu", ["neg", "one"], ["m"], upper=1, name="tri")]
+    inits = {"neg": np.full((4, 4), -1e4, np.float32), "one": np.array(1, np.int64)}
+    costs = _cost(*_masked_sdpa(nodes, mask_inits=inits))
+    assert costs["mm2"].work.fused_attention and costs["mm2"].work.attention_causal
+    assert costs["mm2"].work.attention_tiles == (2, 4, 8, 4)
+
+
+def test_sdpa_with_position_comparison_mask_is_causal():
+    """The transformers library's mask: Where(k_pos <= q_pos, 0, -inf) over two Ranges."""
+    nodes = [helper.make_node("Range", ["zero", "four", "step"], ["pos"], name="rng"),
+             helper.make_node("Unsqueeze", ["pos", "ax0"], ["kpos"], name="uk"),
+             helper.make_node("Unsqueeze", ["pos", "ax1"], ["qpos"], name="uq"),
+             helper.make_node("LessOrEqual", ["kpos", "qpos"], ["keep"], name="le"),
+             helper.make_node("Where", ["keep", "zero_f", "neg_f"], ["m"], name="wh")]
+    inits = {"zero": np.array(0, np.int64), "four": np.array(4, np.int64), "step": np.array(1, np.int64),
+             "ax0": np.array([0], np.int64), "ax1": np.array([1], np.int64),
+             "zero_f": np.array(0.0, np.float32), "neg_f": np.array(-1e4, np.float32)}
+    costs = _cost(*_masked_sdpa(nodes, mask_inits=inits))
+    assert costs["mm2"].work.fused_attention and costs["mm2"].work.attention_causal
+
+
+def test_sdpa_with_a_padding_mask_is_not_causal():
+    costs = _cost(*_masked_sdpa([], mask_inputs=[("m", "float32", [1, 1, 4, 4])]))
+    assert costs["mm2"].work.fused_attention and not costs["mm2"].work.attention_causal

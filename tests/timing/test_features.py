@@ -1,4 +1,5 @@
 """Kernel features (predictor/timing/features.py): the fused attention kernels' tiles and waves, exact values."""
+import numpy as np
 import pytest
 
 from predictor.graph.cost import cost_graph
@@ -22,6 +23,13 @@ def test_attention_wave_pads_tiles_and_counts_blocks():
     assert attention_wave((16, 8192, 64, 8192), 132) == pytest.approx(1056 / 1024, rel=1e-12)
     # decoding (one query row): the keys are split over blocks, no padding and full waves
     assert attention_wave((32, 1, 64, 2048), 132) == 1.0
+    # causal, 8192 tokens: 64 query tiles run 1, 2, ..., 64 key tiles: 2080 of 4096
+    assert attention_wave((16, 8192, 64, 8192), 132, causal=True) == pytest.approx(2080 / 4096 * 1056 / 1024,
+                                                                                     rel=1e-12)
+    # causal, 256 queries over 384 keys (bottom-right aligned): query tiles run 2 and 3 of the 3 key tiles
+    assert attention_wave((66, 256, 64, 384), 132, causal=True) == pytest.approx(5 / 6, rel=1e-12)
+    # one tile: causal changes nothing
+    assert attention_wave((132, 128, 64, 128), 132, causal=True) == attention_wave((132, 128, 64, 128), 132)
 
 
 def test_runtime_fused_attention_carries_its_tiles():
@@ -38,3 +46,31 @@ def test_runtime_fused_attention_carries_its_tiles():
     assert attention_wave((2, 40, 8, 40), prof.sm_count) == pytest.approx(shape, rel=1e-12)
     ideal = level_times_s(fused, prof, 0.0)["compute"]
     assert kernel_features(fused, prof, "fp16").compute_s == pytest.approx(ideal * shape, rel=1e-12)
+
+
+def test_convolutions_keep_k_whole_gemms_split_it():
+    """cuDNN's implicit-GEMM convolutions run K in one block (few tiles leave SMs idle); GEMMs and pointwise
+    convolutions (cuBLAS) split K to fill the SMs."""
+    from onnx import helper
+
+    from predictor.graph.loader import load_model_proto
+    from predictor.timing.features import splits_k
+    from tests.helpers import make_model
+
+    nodes = [helper.make_node("Conv", ["x", "w3"], ["y3"], pads=[1, 1, 1, 1], name="c3"),
+             helper.make_node("Conv", ["x", "w1"], ["y1"], name="c1"),
+             helper.make_node("MatMul", ["a", "b"], ["ab"], name="mm")]
+    inits = {"w3": np.ones((64, 512, 3, 3), np.float32), "w1": np.ones((64, 512, 1, 1), np.float32),
+             "b": np.ones((4608, 64), np.float32)}
+    g = load_model_proto(make_model(nodes, [("x", "float32", [1, 512, 7, 7]), ("a", "float32", [49, 4608])],
+                                    [("y3", "float32", None), ("y1", "float32", None), ("ab", "float32", None)],
+                                    inits), batch=None)
+    by = {n.name: n for n in g.nodes}
+    gc = cost_graph(g.nodes, policy("fp16"), 17, graph_inputs=frozenset(t.name for t in g.inputs))
+    costs = {c.name: c for c in gc.costs}
+    assert not splits_k(costs["c3"], by["c3"]) and splits_k(costs["c1"], by["c1"]) and splits_k(costs["mm"], by["mm"])
+    prof = load_profile("h200")
+    # the 3x3 convolution: M = 49, N = 64, K = 4608: one 64x64 tile on 132 SMs, K kept whole
+    f3 = kernel_features(costs["c3"], prof, "fp16", by["c3"])
+    fm = kernel_features(costs["mm"], prof, "fp16", by["mm"])  # the same GEMM shape, K split 9 ways
+    assert f3.compute_s / fm.compute_s == pytest.approx(9.0, rel=1e-12)

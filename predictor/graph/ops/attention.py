@@ -10,8 +10,9 @@ Attention (Q, K, V, attn_mask?, past_key?, past_value?; 4-D [B, H, S, D] or 3-D 
 PyTorch's reference is ``F.scaled_dot_product_attention``: one fused (flash / memory-efficient)
 kernel that never writes the score matrix: compulsory bytes. With a KV cache, ``torch.cat`` builds
 present_key and present_value first (2 kernels) and the attention kernel reads them back.
-NB: a causal mask lets flash attention skip about half of the score tiles; the count here is the
-full one (as ``torch.utils.flop_counter`` counts it). NB: 3-D inputs need head reshapes/transposes in
+NB: a causal mask lets flash attention skip about half of the score tiles; the FLOP count here is the
+full one (as ``torch.utils.flop_counter`` counts it), and the time model runs only the tiles on and below the
+diagonal (OpWork.attention_causal, predictor/timing/features.attention_wave). NB: 3-D inputs need head reshapes/transposes in
 PyTorch (copy kernels), not counted. GQA (Hkv < Hq) reads K/V once per KV head: compulsory.
 
 RotaryEmbedding (X, cos_cache, sin_cache, position_ids?): per rotated element x1*cos - x2*sin (a
@@ -53,21 +54,24 @@ def attention(ctx: OpContext) -> OpWork:
     b, hq, sq, skv, d, dv = attention_dims(ctx)
     scores = b * hq * sq * skv
     per_score = SOFTMAX_FLOPS + 1
-    if ctx.has_input(3) or int(attr(ctx, "is_causal", 0)):
+    causal = bool(int(attr(ctx, "is_causal", 0) or 0))
+    if ctx.has_input(3) or causal:
         per_score += 1
     if float(attr(ctx, "softcap", 0.0) or 0.0) > 0.0:
         per_score += TANH + 2
     mm = 2 * scores * (d + dv)
     tiles = (b * hq, sq, dv, skv)
     if not ctx.has_input(4):
-        return replace(ctx.work(matmul_flops=mm, vector_flops=per_score * scores), attention_tiles=tiles)
+        return replace(ctx.work(matmul_flops=mm, vector_flops=per_score * scores), attention_tiles=tiles,
+                       attention_causal=causal)
     # KV cache: cat(past, new) for K and V, then the attention kernel reads the present tensors
     present = 0
     for i in (1, 2):
         present += ctx.in_bytes(i) + opt_in_bytes(ctx, i + 3)
     return replace(ctx.work(matmul_flops=mm, vector_flops=per_score * scores, kernels=3,
                             bytes_read=ctx.all_in_bytes() + present,
-                            bytes_written=max(ctx.all_out_bytes(), present + ctx.out_bytes(0))), attention_tiles=tiles)
+                            bytes_written=max(ctx.all_out_bytes(), present + ctx.out_bytes(0))), attention_tiles=tiles,
+                   attention_causal=causal)
 
 
 @register("RotaryEmbedding", cls="elementwise")
