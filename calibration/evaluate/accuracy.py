@@ -59,17 +59,18 @@ def evaluate(calibration=None) -> list[dict]:
 WHATIF_AMP = DATA / "h200" / "whatif" / "amp"
 WHATIF_AMP_BLIND = DATA / "h200" / "whatif" / "amp_blind"  # the first blind set's autocast forwards (now training data)
 WHATIF_AMP_BLIND2 = DATA / "h200" / "whatif" / "amp_blind2"  # the second blind set's (training data since it was spent)
+WHATIF_AMP_BLIND5 = DATA / "h200" / "whatif" / "amp_blind5"  # the fifth blind set's (split blind5: evaluated once)
 
 
 def evaluate_amp(calibration=None) -> list[dict]:
-    """One row per measured autocast case (calibration/data/h200/whatif/amp, amp_blind and amp_blind2, fp32 modules under
-    torch.autocast; reference as timing.py): predicted with ``--precision amp`` / ``amp-bf16``."""
+    """One row per measured autocast case (calibration/data/h200/whatif/amp, amp_blind, amp_blind2 and amp_blind5, fp32
+    modules under torch.autocast; reference as timing.py): predicted with ``--precision amp`` / ``amp-bf16``."""
     profile = load_profile("h200")
     cal = calibration or bundled_calibration(profile)
     rows = []
     cases: dict[tuple, dict] = {}  # a case measured in several runs keeps the last run's
     for path in (sorted(WHATIF_AMP.glob("*/whatif.json")) + sorted(WHATIF_AMP_BLIND.glob("**/whatif.json"))
-                 + sorted(WHATIF_AMP_BLIND2.glob("**/whatif.json"))):
+                 + sorted(WHATIF_AMP_BLIND2.glob("**/whatif.json")) + sorted(WHATIF_AMP_BLIND5.glob("*/whatif.json"))):
         for c in json.loads(path.read_text())["cases"]:
             if not c.get("error"):
                 cases[(c["network"], c["precision"], c["batch"])] = c
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     summary["autocast (training, whatif/amp_blind and amp_blind2)"] = amp_tables(
         [r for r in amp if r["split"] == "train"])
     summary["autocast (held-out, whatif/amp)"] = amp_tables([r for r in amp if r["split"] == "heldout"])
+    summary["autocast (fifth blind set, whatif/amp_blind5)"] = amp_tables([r for r in amp if r["split"] == "blind5"])
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "accuracy.json").write_text(json.dumps({"summary": summary, "cases": rows + amp}, indent=1) + "\n")
     md = markdown(rows + amp, summary)

@@ -1,9 +1,9 @@
 """Recompute the accuracy benchmark on the committed H200 measurements; fail on regression.
 
-The second 2026-12-04 refit (README "How accuracy is judged"): the first three blind sets (spent) are training data;
-the training networks (55, 388 cases) sit at 13.3%, the held-out networks (consulted at every earlier change) at 11.4%,
-and the fourth blind set (25 networks of new families, measured once before the refit and looked at once after it)
-at 18.1%. The guards hold these figures.
+The third 2026-12-04 refit (README "How accuracy is judged"): the first four blind sets (spent) are training data;
+the training networks (80, 606 cases) sit at 13.6%, the held-out networks (consulted at every earlier change) at 10.7%,
+and the fifth blind set (23 networks of new families, measured once before the session's model changes and looked at
+once after them) at 15.2%. The guards hold these figures.
 """
 import pytest
 
@@ -18,16 +18,16 @@ def summary():
 
 
 def test_training_networks(summary):
-    """55 networks since the 2026-12-04 refit that took the second and third blind sets (spent) into the fit."""
-    assert summary["train"]["all"]["n"] >= 380
-    assert summary["train"]["all"]["mape"] <= 0.14  # 13.3%
+    """80 networks since the third 2026-12-04 refit, which took the fourth blind set (spent) into the fit."""
+    assert summary["train"]["all"]["n"] >= 600
+    assert summary["train"]["all"]["mape"] <= 0.14  # 13.6%
 
 
 def test_held_out_networks(summary):
     assert summary["heldout"]["all"]["n"] >= 60
-    assert summary["heldout"]["all"]["median"] <= 0.105  # 10.1%
-    assert summary["heldout"]["all"]["mape"] <= 0.12  # 11.4% (9.3% on 2026-12-03, 11.1% after the first refit)
-    assert summary["heldout"]["all"]["worst"] <= 0.33
+    assert summary["heldout"]["all"]["median"] <= 0.10  # 9.1%
+    assert summary["heldout"]["all"]["mape"] <= 0.115  # 10.7% (9.3% on 2026-12-03, 11.1% and 11.4% after two refits)
+    assert summary["heldout"]["all"]["worst"] <= 0.36  # 34.9% (fcn_resnet50 fp16 b32)
 
 
 def test_large_batch_fp32(summary):
@@ -41,8 +41,8 @@ def test_autocast_held_out():
     assert len(rows) >= 24 and {r["precision"] for r in rows} == {"amp", "amp-bf16"}
     assert all(r["split"] == "heldout" and not r["unsupported"] for r in rows)
     s = amp_tables(rows)["all"]
-    assert s["mape"] <= 0.13 and s["worst"] <= 0.33  # the what-if issue's targets were 10% and 25%; 12.5% and 31.6%
-    # (fcn_resnet50 amp-bf16 b32) since the second 2026-12-04 refit
+    assert s["mape"] <= 0.12 and s["worst"] <= 0.36  # the what-if issue's targets were 10% and 25%; 11.1% and 34.6%
+    # (fcn_resnet50 amp-bf16 b32) since the third 2026-12-04 refit
 
 
 def test_autocast_training():
@@ -50,13 +50,21 @@ def test_autocast_training():
     rows = [r for r in evaluate_amp() if r["split"] == "train"]
     assert len(rows) >= 55 and all(not r["unsupported"] for r in rows)
     s = amp_tables(rows)["all"]
-    assert s["median"] <= 0.13 and s["mape"] <= 0.165  # 12.5% and 16.0%
+    assert s["median"] <= 0.12 and s["mape"] <= 0.16  # 10.4% and 14.9%
 
 
-def test_fourth_blind_set(summary):
-    """The fourth blind set (zoo split ``blind4``: 25 networks of families absent from every fit and earlier blind
-    set, chosen and timed once at the start of the second 2026-12-04 session, before its tuning), looked at once with
-    the frozen fit: 18.1% (median 12.9%, 39% within 10%); the accuracy issue's target is 10% and 70% within 10%."""
-    s = summary["blind4"]["all"]
-    assert s["n"] >= 180
-    assert s["mape"] <= 0.185 and s["median"] <= 0.135 and s["within_10"] >= 0.37
+def test_fifth_blind_set(summary):
+    """The fifth blind set (zoo split ``blind5``: 23 networks of families absent from every fit and earlier blind set,
+    chosen and timed once at the start of the third 2026-12-04 session, before its model changes), looked at once
+    with the frozen fit: 15.2% (median 10.5%, 48% within 10%); the accuracy issue's target is 10% and 70% within 10%."""
+    s = summary["blind5"]["all"]
+    assert s["n"] >= 170
+    assert s["mape"] <= 0.155 and s["median"] <= 0.11 and s["within_10"] >= 0.46
+
+
+def test_autocast_fifth_blind_set():
+    """The fifth blind set's autocast forwards (whatif/amp_blind5), looked at once: 16.5% (median 10.6%)."""
+    rows = [r for r in evaluate_amp() if r["split"] == "blind5"]
+    assert len(rows) >= 85 and all(not r["unsupported"] for r in rows)
+    s = amp_tables(rows)["all"]
+    assert s["mape"] <= 0.17 and s["median"] <= 0.11

@@ -31,12 +31,12 @@ def test_mape_of_prefill_and_decode_cases(tmp_path):
 
 
 def test_committed_serving_run_is_guarded():
-    """The H200 serving run (124 cases) against the fused-attention graphs with the bundled fit: prefill 54.2%, decode
-    26.6% since the second 2026-12-04 refit (32.5% / 27.2% before it: the fused-attention class slowed, see the README's
-    accuracy section); held here against further regression. The serving target is 10%."""
+    """The H200 serving run (124 cases) against the fused-attention graphs with the bundled fit: prefill 31.5%, decode
+    28.4% since the third 2026-12-04 refit, which runs only the causal half of the attention tiles (47.1% / 27.0%
+    before it, 32.5% / 27.2% before the second); held here against further regression. The serving target is 10%."""
     from calibration.fit.dataset import DATA
 
     data = DATA / "llm" / "h200"
     res = accuracy.run(str(data), onnx_dir=str(data / "onnx_fused"))
     assert res["n_cases"] == 124
-    assert res["mape_pct"]["prefill"] <= 55.0 and res["mape_pct"]["decode"] <= 27.5
+    assert res["mape_pct"]["prefill"] <= 33.0 and res["mape_pct"]["decode"] <= 29.0
