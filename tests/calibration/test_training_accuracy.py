@@ -43,7 +43,7 @@ def test_whole_sweep_guards():
     opt = [abs(r["phases"]["optimizer"]["error"]) for r in rows if r["phases"]["optimizer"]["error"] is not None]
     assert len(opt) >= 26 and sum(opt) / len(opt) <= 0.135  # 13.0% since eff_memory is held within (0, 1] (was 1.03)
     # the training issue's 20% per phase, on held-out networks: forward 20.5% since the second 2026-12-04 refit (a
-    # regression past the target), backward 13.2%, optimizer 19.3%
+    # regression past the target), backward 17.1% since the third (13.2% before), optimizer 19.3%
     for phase, limit in (("forward", 0.21), ("backward", 0.20), ("optimizer", 0.20)):
         errs = [abs(r["phases"][phase]["error"]) for r in rows
                 if r["split"] == "heldout" and r["phases"][phase]["error"] is not None]
