@@ -617,13 +617,21 @@ def _topo_order(raw: list[RawNode], produced_by: dict[str, int]) -> list[int] | 
     ready = [k for k in range(len(raw)) if indeg[k] == 0]
     ready.reverse()
     order: list[int] = []
+    pop, push, emit = ready.pop, ready.append, order.append
     while ready:
-        k = ready.pop()
-        order.append(k)
-        for u in reversed(users[k]):
+        k = pop()
+        emit(k)
+        us = users[k]
+        if len(us) == 1:  # (most tensors have one reader)
+            u = us[0]
             indeg[u] -= 1
             if indeg[u] == 0:
-                ready.append(u)
+                push(u)
+            continue
+        for u in reversed(us):
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                push(u)
     return order if len(order) == len(raw) else None
 
 
