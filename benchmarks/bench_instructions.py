@@ -59,6 +59,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     work = Path(a.workdir)
     work.mkdir(parents=True, exist_ok=True)
+    info = machine_info()  # (load average at the start)
     base = _baseline_tree(a.baseline, work)
     graphs = [_decoder_10k(work), VIT, SMALL]
     rows = []
@@ -72,7 +73,7 @@ def main(argv=None) -> int:
                      "ratio_this_over_baseline": t / b})
         print(f"{g.name:34s} baseline {b / 1e9:7.3f}e9  this {t / 1e9:7.3f}e9  ratio {t / b:.3f}", flush=True)
     doc = {"what": "user-space instructions of predict FILE --gpu h200 -o /dev/null (valgrind cachegrind)",
-           "baseline": a.baseline, "machine": machine_info(), "rows": rows}
+           "baseline": a.baseline, "machine": info, "rows": rows}
     Path(a.out).write_text(json.dumps(doc, indent=1) + "\n")
     return 0
 
