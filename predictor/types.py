@@ -12,6 +12,8 @@ from math import prod
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from .fastinit import fast_init
+
 # the default-domain opset the cost formulas read a model as when it declares none (attribute defaults, semantics)
 DEFAULT_OPSET = 21
 
@@ -71,7 +73,8 @@ def frozen_map(d: Mapping | None = None) -> Mapping:
     return MappingProxyType(dict(d or {}))
 
 
-@dataclass(frozen=True)
+@fast_init
+@dataclass(frozen=True, slots=True)
 class TensorInfo:
     """A typed tensor of the graph. ``shape`` is None when it could not be inferred.
 
@@ -90,7 +93,8 @@ class TensorInfo:
         return None if self.shape is None else prod(self.shape)
 
 
-@dataclass(frozen=True)
+@fast_init
+@dataclass(frozen=True, slots=True)
 class Node:
     """One ONNX node with its typed input and output tensors (missing optional inputs are None)."""
 
@@ -107,7 +111,8 @@ class Node:
     scope: str = ""
 
 
-@dataclass(frozen=True)
+@fast_init
+@dataclass(frozen=True, slots=True)
 class OpWork:
     """What an op formula returns: precision-free work counts of one node.
 
@@ -148,7 +153,8 @@ class OpWork:
     attention_causal: bool = False
 
 
-@dataclass(frozen=True)
+@fast_init
+@dataclass(frozen=True, slots=True)
 class FlopCount:
     """FLOPs of one (precision, unit)."""
 
@@ -157,24 +163,19 @@ class FlopCount:
     flops: float
 
 
-class _computed_once:
-    """A read-only value computed from a frozen dataclass's fields on first access and kept in the instance's
-    attributes (a non-data descriptor: later reads are plain attribute reads; equality, repr and
-    ``dataclasses.replace`` see the fields only). Unlike functools.cached_property it takes no lock."""
+class _TotalFlopsSlot:
+    """The slot OpCost keeps its FLOPs total in (not a field: equality, repr and ``dataclasses.replace`` see the
+    fields only)."""
 
-    def __init__(self, fn):
-        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
-
-    def __get__(self, obj, cls=None):
-        if obj is None:
-            return self
-        v = self.fn(obj)
-        object.__setattr__(obj, self.name, v)  # into the instance (this descriptor defines no __set__)
-        return v
+    __slots__ = ("_total_flops",)
 
 
-@dataclass(frozen=True)
-class OpCost:
+_set_total_flops = _TotalFlopsSlot._total_flops.__set__
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class OpCost(_TotalFlopsSlot):
     """Costed node: FLOPs by (precision, unit) and bytes moved at each memory level."""
 
     name: str
@@ -184,12 +185,24 @@ class OpCost:
     kernels: int
     work: OpWork
 
-    @_computed_once
+    @property
     def total_flops(self) -> float:
-        return float(sum([f.flops for f in self.flops]))
+        """The sum of ``flops``, computed on first access (or given by :func:`set_total_flops`)."""
+        try:
+            return self._total_flops
+        except AttributeError:
+            v = float(sum([f.flops for f in self.flops]))
+            _set_total_flops(self, v)
+            return v
 
 
-@dataclass(frozen=True)
+def set_total_flops(cost: OpCost, total: float) -> None:
+    """Give ``cost`` its FLOPs total, known to the caller (equal to ``float(sum(f.flops for f in cost.flops))``)."""
+    _set_total_flops(cost, total)
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
 class OpPrediction:
     """Predicted time of one node and what bounds it.
 

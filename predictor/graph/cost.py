@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Sequence
 
 from ..precision import PrecisionPolicy
-from ..types import DEFAULT_OPSET, FlopCount, MemLevel, Node, OpCost, OpWork, Unit, frozen_map
+from ..types import DEFAULT_OPSET, FlopCount, MemLevel, Node, OpCost, OpWork, Unit, frozen_map, set_total_flops
 from .context import OpContext, ShapeUnknown
 from .memo import node_key, with_names, work_template
 from . import runtime
@@ -105,12 +105,11 @@ def to_cost(node: Node, work: OpWork, policy: PrecisionPolicy,
         level_bytes = {lv: work.bytes_read + work.bytes_written for lv in MemLevel}
     cost = OpCost(node.name, node.op_type, hit[0],
                   level_bytes if type(level_bytes) is _PROXY else frozen_map(level_bytes), work.kernels, work)
-    _set(cost, "total_flops", hit[1])  # OpCost.total_flops, computed once per kind
+    set_total_flops(cost, hit[1])  # OpCost.total_flops, computed once per kind
     return cost
 
 
 _PROXY = type(frozen_map())
-_set = object.__setattr__
 
 
 def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFAULT_OPSET,

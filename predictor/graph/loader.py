@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 import os
+from itertools import repeat
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -602,7 +603,14 @@ def _topo_order(raw: list[RawNode], produced_by: dict[str, int]) -> list[int] | 
     users: list[list[int]] = [[] for _ in raw]
     get = produced_by.get
     for k, n in enumerate(raw):
-        deps = {get(i, -1) for i in n.input}  # the producers (-1: an input or initializer)
+        ins = n.input
+        if len(ins) == 1:  # (most nodes: no set to build)
+            d = get(ins[0], -1)
+            if d != -1:
+                indeg[k] = 1
+                users[d].append(k)
+            continue
+        deps = set(map(get, ins, repeat(-1)))  # the producers (-1: an input or initializer)
         deps.discard(-1)
         indeg[k] = len(deps)
         for d in deps:
@@ -610,13 +618,21 @@ def _topo_order(raw: list[RawNode], produced_by: dict[str, int]) -> list[int] | 
     ready = [k for k in range(len(raw)) if indeg[k] == 0]
     ready.reverse()
     order: list[int] = []
+    pop, push, emit = ready.pop, ready.append, order.append
     while ready:
-        k = ready.pop()
-        order.append(k)
-        for u in reversed(users[k]):
+        k = pop()
+        emit(k)
+        us = users[k]
+        if len(us) == 1:  # (most tensors have one reader)
+            u = us[0]
             indeg[u] -= 1
             if indeg[u] == 0:
-                ready.append(u)
+                push(u)
+            continue
+        for u in reversed(us):
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                push(u)
     return order if len(order) == len(raw) else None
 
 
@@ -740,9 +756,15 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: d
     # (op type, domain, attributes, inputs' (dtype, shape) and values, outputs) -> {k: (shape, dtype)} of the
     # outputs inferred from those alone: a network's repeated layers are inferred once
     memo: dict[tuple, dict] = {}
+    # an omitted input ('') is None: a plain lookup gives that unless a tensor is named '' (never added below)
+    plain = "" not in infos and "" not in consts
     for n in raw:
-        ins = [get_info(i) if i else None for i in n.input]
-        vals = [get_const(i) if i else None for i in n.input]
+        if plain:
+            ins = list(map(get_info, n.input))
+            vals = list(map(get_const, n.input))
+        else:
+            ins = [get_info(i) if i else None for i in n.input]
+            vals = [get_const(i) if i else None for i in n.input]
         folder = folders.get(n.op_type)
         if folder is not None and (n.op_type in _NO_INPUT_FOLDS or vals.count(None) != len(vals)):
             try:

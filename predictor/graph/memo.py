@@ -11,6 +11,7 @@ and :func:`with_names` map to input positions and back. Results are identical to
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from types import MappingProxyType as _proxy  # frozen_map of a dict made here (no copy)
 
 from ..types import Node, OpWork
@@ -29,9 +30,20 @@ def node_key(node: Node) -> tuple:
     else:
         same = ()
         known = (const.get(ins[0].name),) if const and ins and ins[0] is not None else ()
-    return (node.op_type, node.domain, id(node.attrs),
-            tuple([(t.dtype, t.shape, t.is_initializer) if t is not None else None for t in ins]),
-            tuple([(t.dtype, t.shape, t.is_initializer, not t.name) for t in node.outputs]), same, known)
+    if all(ins):  # (no omitted input: the signatures by attrgetter, without a Python frame per tensor)
+        in_sigs = tuple(map(_in_sig, ins))
+    else:
+        in_sigs = tuple([_in_sig(t) if t is not None else None for t in ins])
+    outs = node.outputs
+    if len(outs) == 1:
+        o = outs[0]
+        out_sigs = ((o.dtype, o.shape, o.is_initializer, not o.name),)
+    else:
+        out_sigs = tuple([(t.dtype, t.shape, t.is_initializer, not t.name) for t in outs])
+    return (node.op_type, node.domain, id(node.attrs), in_sigs, out_sigs, same, known)
+
+
+_in_sig = attrgetter("dtype", "shape", "is_initializer")  # (dtype, shape, is_initializer) of a TensorInfo
 
 
 def work_template(node: Node, work: OpWork) -> tuple | None:

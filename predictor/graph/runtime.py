@@ -50,11 +50,10 @@ class _Index:
 
     def __init__(self, seq: Sequence[tuple[Node, OpWork]], all_nodes: Sequence[Node]):
         self.work = {n.name: w for n, w in seq}
-        producer: dict[str, Node] = {t.name: n for n in all_nodes for t in n.outputs}
-        producer.pop("", None)  # an omitted output has no producer
+        producer: dict[str, Node] = {}
         consumers: dict[str, list[Node]] = {}
         get = consumers.get
-        for n in all_nodes:
+        for n in all_nodes:  # one pass: producers (the last writer of a name wins) and consumers in order
             for t in n.inputs:
                 if t is not None:
                     name = t.name
@@ -63,6 +62,9 @@ class _Index:
                         consumers[name] = [n]
                     else:
                         c.append(n)
+            for t in n.outputs:
+                producer[t.name] = n
+        producer.pop("", None)  # an omitted output has no producer
         self.producer, self.consumers = producer, consumers
         self.taken: set[str] = set()
         self._const: dict[str, bool] = {}

@@ -1,0 +1,53 @@
+"""predictor/fastinit.py: the replaced __init__ behaves as the dataclass's own."""
+import inspect
+from dataclasses import FrozenInstanceError, dataclass, field, replace
+
+import pytest
+
+from predictor.fastinit import fast_init
+from predictor.types import FlopCount, Node, OpCost, OpPrediction, OpWork, TensorInfo
+
+
+def _pair():
+    def make():
+        @dataclass(frozen=True, slots=True)
+        class P:
+            a: int
+            b: tuple = ()
+            c: list = field(default_factory=list)
+        return P
+    return make(), fast_init(make())
+
+
+def test_same_signature_defaults_and_frozen():
+    plain, fast = _pair()
+    sp, sf = inspect.signature(plain).parameters, inspect.signature(fast).parameters
+    assert list(sp) == list(sf) and sp["b"].default == sf["b"].default == ()
+    assert [p.default is inspect.Parameter.empty for p in sp.values()] == \
+        [p.default is inspect.Parameter.empty for p in sf.values()]
+    x, y = plain(1), fast(1)
+    assert (x.a, x.b, x.c) == (y.a, y.b, y.c) == (1, (), [])
+    assert fast(1).c is not fast(1).c  # a fresh default per instance, as default_factory gives
+    assert fast(2, (3,), [4]) == fast(a=2, b=(3,), c=[4])
+    assert replace(fast(1), b=(5,)).b == (5,)
+    with pytest.raises(FrozenInstanceError):
+        y.a = 3
+    with pytest.raises(TypeError):
+        fast()
+
+
+def test_types_keep_their_signatures():
+    for cls in (TensorInfo, Node, OpWork, FlopCount, OpCost, OpPrediction):
+        assert list(inspect.signature(cls).parameters) == [f for f in cls.__dataclass_fields__]
+
+
+def test_op_cost_total_flops():
+    from predictor.types import Precision, Unit, set_total_flops
+
+    f = (FlopCount(Precision.FP32, Unit.CUDA, 2.0), FlopCount(Precision.FP16, Unit.TENSOR, 3.0))
+    c = OpCost("n", "MatMul", f, {}, 1, OpWork({}, 0.0, 0.0, 1))
+    assert c.total_flops == 5.0
+    d = OpCost("n", "MatMul", f, {}, 1, OpWork({}, 0.0, 0.0, 1))
+    set_total_flops(d, 5.0)
+    assert d.total_flops == 5.0 and d == c and repr(d) == repr(c)
+    assert replace(c, flops=f[:1]).total_flops == 2.0
