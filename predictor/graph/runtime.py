@@ -219,6 +219,18 @@ def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
         tp = ix.producer.get(t.name)
         if tp is not None and tp.op_type == "Transpose" and len(ix.consumers.get(t.name, [])) == 1:
             extra.append(tp)
+    # multi-/grouped-query attention: K and V broadcast over the query heads by Expand (+ Reshape to B x H); SDPA
+    # reads the broadcast views, no copy kernel runs (the GPTBigCode-shaped decoder's kernel table)
+    for t in (mk.inputs[1 - _scalar_const(ix, mk)], second.inputs[1]):
+        tp = ix.producer.get(t.name)
+        if tp is not None and tp.op_type == "Transpose" and len(ix.consumers.get(t.name, [])) == 1:
+            t = tp.inputs[0]
+        rs = ix.producer.get(t.name)
+        if rs is None or rs.op_type != "Reshape" or len(ix.consumers.get(t.name, [])) != 1:
+            continue
+        ex = ix.producer.get(rs.inputs[0].name)
+        if ex is not None and ex.op_type == "Expand" and len(ix.consumers.get(rs.inputs[0].name, [])) == 1:
+            extra += [rs, ex]
     out_t = ix.only_consumer(second)
     if out_t is not None and out_t.op_type == "Transpose":
         extra.append(out_t)
@@ -285,7 +297,9 @@ def _chain_fuse(ix: _Index, group: list[Node], x_name: str) -> list[tuple[str, O
         return None
     ws = [ix.work[n.name] for n in group]
     last = ws[-1]
-    xb = max(w.input_bytes.get(x_name, 0.0) for w in ws)
+    # x's bytes once (a node reading x twice, x * x, records them twice)
+    xb = max(w.input_bytes.get(x_name, 0.0) / max(1, sum(t is not None and t.name == x_name for t in n.inputs))
+             for n, w in zip(group, ws))
     fused = replace(last, flops=frozen_map(_merge_flops(*ws)), bytes_read=xb, input_bytes=frozen_map({x_name: xb}),
                     kernels=1, notes=("one elementwise kernel in PyTorch",))
     return [(n.name, _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] + [(group[-1].name, fused)]
@@ -315,6 +329,47 @@ def _gelu_erf(ix: _Index, erf: Node):
     if len(chain) < 5 and not any(t is not None and t.name == x.name for t in chain[-1].inputs):
         return None
     return _chain_fuse(ix, chain, x.name)
+
+
+def _mul_of(ix: _Index, node: Node | None, first: str, second: str) -> bool:
+    """``node`` is Mul(first, second), in that input order (tensor names)."""
+    return node is not None and node.op_type == "Mul" and len(node.inputs) == 2 and \
+        node.inputs[0] is not None and node.inputs[1] is not None and \
+        (node.inputs[0].name, node.inputs[1].name) == (first, second)
+
+
+@pattern("gelu_tanh", ("Tanh",))
+def _gelu_tanh(ix: _Index, th: Node):
+    """``F.gelu(x, approximate="tanh")`` as the TorchScript exporter writes it: half * (x * (1 + tanh(beta * (x +
+    kappa * (x * (x * x)))))), one kernel in PyTorch. Only the exporter's operand order matches: the same formula
+    written out in Python (x * x * x, torch.pow) runs as separate kernels eagerly and stays unfused."""
+    if th.op_type != "Tanh":
+        return None
+    inner = ix.prod(th, 0)
+    if inner is None or inner.op_type != "Mul" or _scalar_const(ix, inner) is None:
+        return None
+    add = ix.prod(inner, 1 - _scalar_const(ix, inner))
+    if add is None or add.op_type != "Add" or ix.only_consumer(add) is not inner:
+        return None
+    km = ix.prod(add, 1)
+    if km is None or km.op_type != "Mul" or _scalar_const(ix, km) is None or ix.only_consumer(km) is not add:
+        return None
+    x = add.inputs[0]
+    cube = ix.prod(km, 1 - _scalar_const(ix, km))
+    sq = ix.prod(cube, 1) if cube is not None else None
+    if sq is None or not _mul_of(ix, sq, x.name, x.name) or not _mul_of(ix, cube, x.name, sq.outputs[0].name) \
+            or ix.only_consumer(sq) is not cube or ix.only_consumer(cube) is not km:
+        return None
+    one = ix.only_consumer(th)
+    if one is None or one.op_type != "Add" or _scalar_const(ix, one) is None:
+        return None
+    mx = ix.only_consumer(one)
+    if not _mul_of(ix, mx, x.name, one.outputs[0].name):
+        return None
+    half = ix.only_consumer(mx)
+    if half is None or half.op_type != "Mul" or _scalar_const(ix, half) is None:
+        return None
+    return _chain_fuse(ix, [sq, cube, km, add, inner, th, one, mx, half], x.name)
 
 
 @pattern("silu", ("Sigmoid",))

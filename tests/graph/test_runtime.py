@@ -163,3 +163,46 @@ def test_sdpa_with_position_comparison_mask_is_causal():
 def test_sdpa_with_a_padding_mask_is_not_causal():
     costs = _cost(*_masked_sdpa([], mask_inputs=[("m", "float32", [1, 1, 4, 4])]))
     assert costs["mm2"].work.fused_attention and not costs["mm2"].work.attention_causal
+
+
+def _gelu_tanh_nodes(pow_form: bool = False):
+    """F.gelu(x, approximate="tanh") as the TorchScript exporter writes it (or, with ``pow_form``, the same formula
+    written with torch.pow, as GPT-2's NewGELU does)."""
+    cube = [helper.make_node("Pow", ["x", "three"], ["cube"], name="cube")] if pow_form else [
+        helper.make_node("Mul", ["x", "x"], ["sq"], name="sq"), helper.make_node("Mul", ["x", "sq"], ["cube"], name="cube")]
+    return cube + [
+        helper.make_node("Mul", ["kappa", "cube"], ["kc"], name="km"),
+        helper.make_node("Add", ["x", "kc"], ["s"], name="add"),
+        helper.make_node("Mul", ["beta", "s"], ["inner"], name="inner"),
+        helper.make_node("Tanh", ["inner"], ["t"], name="tanh"),
+        helper.make_node("Add", ["one", "t"], ["a1"], name="one"),
+        helper.make_node("Mul", ["x", "a1"], ["xm"], name="mx"),
+        helper.make_node("Mul", ["half", "xm"], ["y"], name="half")]
+
+
+def test_exporter_gelu_tanh_is_one_kernel():
+    inits = {k: np.array(v, np.float32) for k, v in (("kappa", 0.044715), ("beta", 0.7978845608), ("one", 1.0),
+                                                     ("half", 0.5), ("three", 3.0))}
+    costs = _cost(_gelu_tanh_nodes(), [("x", "float32", [4, 256])], [("y", "float32", None)], inits)
+    assert sum(c.kernels for c in costs.values()) == 1 and costs["half"].kernels == 1
+    # x read once, y written once at fp16: 1024 elements x 2 bytes each way
+    assert costs["half"].work.bytes_read == 2048 and costs["half"].work.bytes_written == 2048
+    written_out = _cost(_gelu_tanh_nodes(pow_form=True), [("x", "float32", [4, 256])], [("y", "float32", None)], inits)
+    assert sum(c.kernels for c in written_out.values()) == 8
+
+
+def test_multi_query_expand_is_a_view_of_sdpa():
+    """K and V of one head broadcast to two by Unsqueeze -> Expand -> Reshape: SDPA reads the views, no copy."""
+    nodes, inputs, outputs, inits = _sdpa_graph()
+    kv = [helper.make_node("Unsqueeze", ["k1", "ax"], ["k1u"], name="uk"),
+          helper.make_node("Expand", ["k1u", "kshape"], ["kx"], name="ek"),
+          helper.make_node("Reshape", ["kx", "kt_shape"], ["kt"], name="rk"),
+          helper.make_node("Unsqueeze", ["v1", "ax"], ["v1u"], name="uv"),
+          helper.make_node("Expand", ["v1u", "vshape"], ["vx"], name="ev"),
+          helper.make_node("Reshape", ["vx", "v_shape"], ["v"], name="rv")]
+    inits = {**inits, "ax": np.array([2], np.int64), "kshape": np.array([1, 1, 2, 8, 4], np.int64),
+             "kt_shape": np.array([1, 2, 8, 4], np.int64), "vshape": np.array([1, 1, 2, 4, 8], np.int64),
+             "v_shape": np.array([1, 2, 4, 8], np.int64)}
+    inputs = [inputs[0], ("k1", "float32", [1, 1, 8, 4]), ("v1", "float32", [1, 1, 4, 8])]
+    costs = _cost(kv + nodes, inputs, outputs, inits)
+    assert costs["mm2"].work.fused_attention and sum(c.kernels for c in costs.values()) == 1
