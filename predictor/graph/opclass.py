@@ -155,7 +155,7 @@ def _unaligned_matmul(node) -> bool:
     if len(node.inputs) < 2 or any(t is None or t.shape is None for t in node.inputs[:2]):
         return False
     a, b = node.inputs[0], node.inputs[1]
-    if a.is_initializer or len(b.shape) < 2 or len(a.shape) < (2 if b.is_initializer else 3) or \
-            (not b.is_initializer and len(b.shape) < 3):
+    rank = 2 if b.is_initializer else 3  # a linear layer, or a batched product of activations
+    if a.is_initializer or len(a.shape) < rank or len(b.shape) < rank:
         return False
     return a.shape[-1] % ALIGN_ELEMENTS != 0 or b.shape[-1] % ALIGN_ELEMENTS != 0

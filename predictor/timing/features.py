@@ -79,8 +79,9 @@ WGRAD_ATTR = "weight_gradient"  # node attribute of a training step's weight-gra
 def splits_k(cost: OpCost, node: Node | None) -> bool:
     """Whether the library may split a kernel's K over thread blocks to fill the SMs: cuBLAS GEMMs (and pointwise
     convolutions, which cuDNN runs as GEMMs) and a training step's weight-gradient kernels (K = N x output spatial)
-    do; cuDNN's implicit-GEMM convolutions and data-gradient kernels keep the whole K = C x R x S loop in one block (chosen on the training networks: training MAPE 14.8% -> 14.0%, and the convolution class's
-    fitted fixed cost per kernel at fp32 fell from 17.7 to 7.0 us, where it had absorbed the missing K loop)."""
+    do; cuDNN's implicit-GEMM convolutions and data-gradient kernels keep the whole K = C x R x S loop in one block
+    (chosen on the training networks: training MAPE 14.8% -> 14.0%, and the convolution class's fitted fixed cost
+    per kernel at fp32 fell from 17.7 to 7.0 us, where it had absorbed the missing K loop)."""
     if node is None or cost.op_type not in _CONV_OPS or node.attrs.get(WGRAD_ATTR):
         return True
     from ..graph.opclass import hidden_key
