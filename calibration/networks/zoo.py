@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
-SPLITS = ("train", "heldout", "blind5")
+SPLITS = ("train", "heldout")
 
 
 @dataclass(frozen=True)
@@ -375,66 +375,65 @@ def _specs() -> list[NetworkSpec]:
           description="SqueezeBertConfig() defaults: grouped 1x1 Conv1d layers in place of the dense ones; seq 128"),
         S("vit_hf", "transformer", "transformers", "heldout", _hf_vit, "image", IMG, default=False,
           description="ViTConfig() defaults via transformers (pixel_values input)"),
-        # ---- blind5 split (the fifth blind set): families absent from every fit and from the first four blind sets,
-        #      chosen 2026-12-04 for novelty only (before any measurement of them), to be measured once and used once
-        #      to score a frozen model; never used to choose anything; not in the default sweep. Two candidates that
-        #      exported were left out before measuring because the predictor cannot cost them (shapes lost to ONNX shape
-        #      inference): Mamba2-130m (chunked SSD scan) and CANINE-S (character downsampling)
-        S("tresnet_m", "cnn", "timm", "blind5", _timm("tresnet_m"), "image", IMG, default=False, arch="tresnet",
+        # ---- the fifth blind set (split blind5 until it was evaluated once, 2026-12-04): families absent from every
+        #      fit and from the first four blind sets; spent, so training data since the fourth 2026-12-04 session. Two
+        #      candidates were left out before measuring (the predictor could not cost their exports then): Mamba2-130m
+        #      and CANINE-S
+        S("tresnet_m", "cnn", "timm", "train", _timm("tresnet_m"), "image", IMG, default=False, arch="tresnet",
           description="TResNet-M: space-to-depth stem, anti-aliased downsampling, leaky-ReLU BN, SE in early stages"),
-        S("gernet_s", "cnn", "timm", "blind5", _timm("gernet_s"), "image", IMG, default=False, arch="genet",
+        S("gernet_s", "cnn", "timm", "train", _timm("gernet_s"), "image", IMG, default=False, arch="genet",
           description="GENet-S (GPU-efficient): plain 3x3 blocks early, bottleneck then depthwise blocks late"),
-        S("selecsls42b", "cnn", "timm", "blind5", _timm("selecsls42b"), "image", IMG, default=False, arch="selecsls",
+        S("selecsls42b", "cnn", "timm", "train", _timm("selecsls42b"), "image", IMG, default=False, arch="selecsls",
           description="SelecSLS-42B: selective long- and short-range skips concatenated inside each block"),
-        S("lcnet_100", "cnn", "timm", "blind5", _timm("lcnet_100"), "image", IMG, default=False, arch="lcnet",
+        S("lcnet_100", "cnn", "timm", "train", _timm("lcnet_100"), "image", IMG, default=False, arch="lcnet",
           description="PP-LCNet-1.0: depthwise-separable stack, hardswish, 5x5 kernels and SE late, 1x1 conv head"),
-        S("repvit_m1_0", "cnn", "timm", "blind5", _timm("repvit_m1_0"), "image", IMG, default=False, arch="repvit",
+        S("repvit_m1_0", "cnn", "timm", "train", _timm("repvit_m1_0"), "image", IMG, default=False, arch="repvit",
           description="RepViT-M1.0 (training form): mobile CNN with separate token mixer (depthwise) and channel mixer"),
-        S("botnet26t", "cnn", "timm", "blind5", _timm("botnet26t_256"), "image", (3, 256, 256), default=False,
+        S("botnet26t", "cnn", "timm", "train", _timm("botnet26t_256"), "image", (3, 256, 256), default=False,
           arch="botnet", description="BoTNet-26t: multi-head self-attention with relative logits in place of late 3x3 convs; 256x256"),
-        S("lambda_resnet26t", "cnn", "timm", "blind5", _timm("lambda_resnet26t"), "image", (3, 256, 256),
+        S("lambda_resnet26t", "cnn", "timm", "train", _timm("lambda_resnet26t"), "image", (3, 256, 256),
           default=False, arch="lambdanet",
           description="LambdaResNet-26t: lambda layers (content lambdas + 3-D conv positional lambdas); 256x256"),
-        S("pnasnet5large", "cnn", "timm", "blind5", _timm("pnasnet5large"), "image", (3, 331, 331), default=False,
+        S("pnasnet5large", "cnn", "timm", "train", _timm("pnasnet5large"), "image", (3, 331, 331), default=False,
           arch="nasnet", description="PNASNet-5-Large: searched cells of separable convs and pooling branches; 331x331"),
-        S("fasternet_t1", "cnn", "timm", "blind5", _timm("fasternet_t1"), "image", IMG, default=False,
+        S("fasternet_t1", "cnn", "timm", "train", _timm("fasternet_t1"), "image", IMG, default=False,
           arch="fasternet", description="FasterNet-T1: partial 3x3 convolution on a quarter of the channels, 1x1 MLP"),
-        S("efficientformerv2_s0", "transformer", "timm", "blind5", _timm("efficientformerv2_s0"), "image", IMG,
+        S("efficientformerv2_s0", "transformer", "timm", "train", _timm("efficientformerv2_s0"), "image", IMG,
           default=False, arch="efficientformer",
           description="EfficientFormerV2-S0: depthwise FFN blocks then attention with talking heads and strided queries"),
-        S("gcvit_xxtiny", "transformer", "timm", "blind5", _timm("gcvit_xxtiny"), "image", IMG, default=False,
+        S("gcvit_xxtiny", "transformer", "timm", "train", _timm("gcvit_xxtiny"), "image", IMG, default=False,
           arch="gcvit", description="GC ViT-XXT: window attention alternating with global-query attention"),
-        S("nest_tiny", "transformer", "timm", "blind5", _timm("nest_tiny"), "image", IMG, default=False, arch="nest",
+        S("nest_tiny", "transformer", "timm", "train", _timm("nest_tiny"), "image", IMG, default=False, arch="nest",
           description="NesT-T: local attention within nested blocks, conv + max-pool block aggregation"),
-        S("convit_tiny", "transformer", "timm", "blind5", _timm("convit_tiny"), "image", IMG, default=False,
+        S("convit_tiny", "transformer", "timm", "train", _timm("convit_tiny"), "image", IMG, default=False,
           arch="convit", description="ConViT-Ti: gated positional self-attention layers then plain attention"),
-        S("coat_lite_tiny", "transformer", "timm", "blind5", _timm("coat_lite_tiny"), "image", IMG, default=False,
+        S("coat_lite_tiny", "transformer", "timm", "train", _timm("coat_lite_tiny"), "image", IMG, default=False,
           arch="coat", description="CoaT-Lite-Ti: factorised attention with depthwise-conv relative position encoding"),
-        S("hiera_tiny", "transformer", "timm", "blind5", _timm("hiera_tiny_224"), "image", IMG, default=False,
+        S("hiera_tiny", "transformer", "timm", "train", _timm("hiera_tiny_224"), "image", IMG, default=False,
           arch="hiera", description="Hiera-T: hierarchical ViT, mask-unit window attention early, global attention late"),
-        S("mvitv2_tiny", "transformer", "timm", "blind5", _timm("mvitv2_tiny"), "image", IMG, default=False,
+        S("mvitv2_tiny", "transformer", "timm", "train", _timm("mvitv2_tiny"), "image", IMG, default=False,
           arch="mvit", description="MViTv2-T: pooling attention (strided depthwise conv pooling of Q/K/V), relative positions"),
-        S("nextvit_small", "transformer", "timm", "blind5", _timm("nextvit_small"), "image", IMG, default=False,
+        S("nextvit_small", "transformer", "timm", "train", _timm("nextvit_small"), "image", IMG, default=False,
           arch="nextvit", description="Next-ViT-S: multi-head convolutional attention blocks and spatially reduced attention"),
-        S("swiftformer_xs", "transformer", "timm", "blind5", _timm("swiftformer_xs"), "image", IMG, default=False,
+        S("swiftformer_xs", "transformer", "timm", "train", _timm("swiftformer_xs"), "image", IMG, default=False,
           arch="swiftformer", description="SwiftFormer-XS: efficient additive attention (no token-token matmul) in a conv hierarchy"),
-        S("shvit_s1", "transformer", "timm", "blind5", _timm("shvit_s1"), "image", IMG, default=False, arch="shvit",
+        S("shvit_s1", "transformer", "timm", "train", _timm("shvit_s1"), "image", IMG, default=False, arch="shvit",
           description="SHViT-S1: single-head attention on a channel slice, 16x16 patchify stem, depthwise conv mixers"),
-        S("gpt_neo_125m", "transformer", "transformers", "blind5",
+        S("gpt_neo_125m", "transformer", "transformers", "train",
           _hf("GPTNeoConfig", attn="eager", hidden_size=768, num_layers=12, num_heads=12, attention_types=[[["global", "local"], 6]],
               window_size=256, max_position_embeddings=2048, vocab_size=50257, use_cache=False),
           "tokens", (SEQ_LEN,), vocab_size=50257, default=False, arch="gpt_neo",
           description="GPT-Neo-125m shape: alternating global and local (window 256) causal attention, 12 layers d=768; seq 128"),
-        S("gpt_bigcode_12l", "transformer", "transformers", "blind5",
+        S("gpt_bigcode_12l", "transformer", "transformers", "train",
           _hf("GPTBigCodeConfig", n_embd=768, n_layer=12, n_head=12, multi_query=True, n_positions=2048,
               vocab_size=49152, bos_token_id=0, eos_token_id=0, use_cache=False),
           "tokens", (SEQ_LEN,), vocab_size=49152, default=False, arch="gpt_bigcode",
           description="GPTBigCode (SantaCoder-style) decoder: multi-query attention, learned positions, 12 layers d=768; seq 128"),
-        S("funnel_small", "transformer", "transformers", "blind5", _funnel,
+        S("funnel_small", "transformer", "transformers", "train", _funnel,
           "tokens", (SEQ_LEN,), vocab_size=30522, default=False, arch="funnel",
           description="FunnelConfig() defaults (small): 3 blocks of 4 layers with mean-pooled queries halving the sequence, "
                       "2-layer decoder upsampling back; relative attention; seq 128"),
-        S("xlnet_base", "transformer", "transformers", "blind5",
+        S("xlnet_base", "transformer", "transformers", "train",
           _hf("XLNetConfig", attn="eager", d_model=768, n_layer=12, n_head=12, d_inner=3072, vocab_size=32000,
               use_mems_eval=False),
           "tokens", (SEQ_LEN,), vocab_size=32000, default=False, arch="xlnet",
@@ -493,7 +492,7 @@ def names(split: str | None = None, include_extra: bool = False) -> list[str]:
 
 
 def parse_names(arg: str | None) -> list[str]:
-    """'a,b' -> ['a', 'b'] (validated); None/'' -> default sweep; 'train'/'heldout'/'blind4'/'blind5'/'all' allowed."""
+    """'a,b' -> ['a', 'b'] (validated); None/'' -> default sweep; a split name ('train', 'heldout', ...) or 'all' allowed."""
     if not arg:
         return names()
     out: list[str] = []

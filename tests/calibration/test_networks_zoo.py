@@ -34,15 +34,6 @@ def test_splits_disjoint_and_sized():
     assert train | held == set(zoo.names())
 
 
-def test_blind5_is_23_new_families_outside_the_default_sweep():
-    blind5 = zoo.parse_names("blind5")
-    assert blind5 == zoo.names("blind5", include_extra=True) and len(blind5) == 23
-    assert not set(blind5) & set(zoo.names())
-    fams = {zoo.NETWORKS[n].arch_family for n in blind5}
-    others = {s.arch_family for s in zoo.NETWORKS.values() if s.split != "blind5"}
-    assert len(fams) == 23 and not fams & others
-
-
 def test_heldout_covers_families():
     fams = {zoo.NETWORKS[n].family for n in zoo.names("heldout")}
     assert {"cnn", "transformer", "segmentation", "rnn"} <= fams
