@@ -26,7 +26,8 @@ import numpy as np
 
 from types import SimpleNamespace
 
-from predictor.timing import NUMPY_OPS, PARAMS, hidden_kernel_time, kernel_features, kernel_time, param_bounds
+from predictor.timing import NUMPY_OPS, PARAMS, hidden_bytes_share, kernel_features, kernel_time, param_bounds
+from predictor.timing.params import MIN_TENSOR_EFFICIENCY
 from predictor.graph.cost import cost_graph
 from predictor.graph.fused import runtime_op
 from predictor.graph.ops.rnn import is_bidirectional_rnn
@@ -75,7 +76,7 @@ class NodeRows:
     walk_waves: np.ndarray
     walk_bytes_per_sm: np.ndarray
     hidden: np.ndarray  # hidden kernels
-    hidden_s: np.ndarray  # ideal HBM time of the hidden kernels' bytes
+    hidden_s: np.ndarray  # ideal HBM time of the bytes the hidden kernels move (hidden_bytes_share applied)
     layout_group: np.ndarray
     overlaps: np.ndarray  # 1 where the node overlaps its producer (stacked RNN layer), else 0
     sample: np.ndarray  # index of the scope sample, -1 for nodes of modules no kernel was attributed to
@@ -99,8 +100,9 @@ def append_node(cols: dict[str, list], cost, node, precision: str, profile, hidd
     for k in _FEATURES:
         cols[k].append(getattr(f, k))
     cols["group"].append(groups[(kernel_class(node, op), precision)])
-    cols["hidden"].append(hidden_count(hidden, node, precision, op))
-    cols["hidden_s"].append(_hidden_bytes(cost) / profile.bandwidth(MemLevel.HBM))
+    n_all, n_moving = hidden_count(hidden, node, precision, op)
+    cols["hidden"].append(n_all)
+    cols["hidden_s"].append(hidden_bytes_share(n_moving) * _hidden_bytes(cost) / profile.bandwidth(MemLevel.HBM))
     cols["layout_group"].append(groups[("layout", precision)])
     cols["overlaps"].append(1.0 if cost.work.overlaps_producer else 0.0)
     cols["sample"].append(sample)
@@ -135,9 +137,30 @@ def _costs(case: Case, profile):
     return gc, nodes
 
 
-def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str, dict[str, float]]:
-    """Average extra kernels per node of each op type and precision, from single-node module scopes."""
+# an extra kernel moves the node's activations when it lasts at least this share of one pass over them (a layout
+# transform of the input or output); shorter ones are fixed-cost kernels (memsets, batch norm's per-channel parameter
+# kernels, weight transforms). Judged only where such a pass takes MOVING_MIN_IO_S or more.
+MOVING_SHARE = 0.5
+MOVING_MIN_IO_S = 5e-6
+
+
+def moving_kernels(durations_s: list[float], own: int, pass_s: float) -> int | None:
+    """How many of a scope's extra kernels (all but its ``own`` longest) move the node's activations: those lasting
+    at least MOVING_SHARE of ``pass_s`` (one read and write of the input and the output at the HBM ceiling, halved);
+    None where ``pass_s`` is below MOVING_MIN_IO_S (too short to tell a transform from a fixed-cost kernel)."""
+    if pass_s < MOVING_MIN_IO_S:
+        return None
+    return sum(1 for d in sorted(durations_s, reverse=True)[own:] if d >= MOVING_SHARE * pass_s)
+
+
+def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str, dict[str, dict[str, float]]]:
+    """Extra kernels per node of each op type and precision, from single-node module scopes: ``count`` (all, each
+    paying the layout class's fixed cost) and ``moving`` (those that move the node's activations: a kernel lasting
+    at least MOVING_SHARE of a pass over them, judged on nodes where the pass is long enough to tell; all of them
+    where no node is)."""
     extra: dict[tuple[str, str], list[int]] = {}
+    moving: dict[tuple[str, str], list[int]] = {}
+    bw = profile.bandwidth(MemLevel.HBM)
     for case in cases:
         rows = kernels.get(case.key)
         gc, nodes = _costs(case, profile)
@@ -151,25 +174,39 @@ def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str,
         for scope, cs in by_scope.items():
             if len(cs) == 1 and scope in measured and scope:
                 n_extra = len(measured[scope]) - cs[0].kernels
+                n_moving = moving_kernels([r.duration_s for r in measured[scope]], cs[0].kernels,
+                                          _hidden_bytes(cs[0]) / bw / 2.0)
                 op = runtime_op(nodes[cs[0].name], cs[0].work)
-                extra.setdefault((op, case.precision), []).append(n_extra)
                 key = hidden_key(nodes[cs[0].name], op)
-                if key != op:
-                    extra.setdefault((key, case.precision), []).append(n_extra)
-    table: dict[str, dict[str, float]] = {}
+                for k in dict.fromkeys((op, key)):
+                    extra.setdefault((k, case.precision), []).append(n_extra)
+                    if n_moving is not None:
+                        moving.setdefault((k, case.precision), []).append(n_moving)
+    table: dict[str, dict[str, dict[str, float]]] = {}
     for (op, prec), xs in sorted(extra.items()):
         if len(xs) >= 3:
             avg = float(np.mean(xs))
             if avg >= 0.25:
-                table.setdefault(op, {})[prec] = round(min(avg, 4.0), 2)
+                count = round(min(avg, 4.0), 2)
+                ms = moving.get((op, prec), [])
+                move = round(min(float(np.mean(ms)), count), 2) if len(ms) >= 3 else count
+                table.setdefault(op, {})[prec] = {"count": count, "moving": move}
             elif ":" in op:  # a refined key with (almost) no extra kernels overrides its op type's count
-                table.setdefault(op, {})[prec] = 0.0
+                table.setdefault(op, {})[prec] = {"count": 0.0, "moving": 0.0}
     return table
 
 
-def hidden_count(hidden: dict, node, precision: str, op: str | None = None) -> float:
-    """The learned count of a node: by its refined key, else by its op type (as FittedCalibration)."""
-    return hidden_entry(hidden, node, precision, 0.0, op)
+def hidden_count(hidden: dict, node, precision: str, op: str | None = None) -> tuple[float, float]:
+    """(all, activation-moving) learned extra kernels of a node, by its refined key, else by its op type (as
+    FittedCalibration); a plain count (autocast's, micro_fit's) moves the activations with every kernel, a
+    per-group entry moves none."""
+    e = hidden_entry(hidden, node, precision, 0.0, op)
+    if isinstance(e, dict):
+        if "moving" in e:
+            return e["count"], e["moving"]
+        n = e["count"] * (int(node.attrs.get("group", 1) or 1) if e.get("per_group") else 1)
+        return n, (0.0 if e.get("bytes_of") == "none" else n)
+    return e, e
 
 
 AMP_KERNELS = Path(__file__).resolve().parents[1] / "data" / "h200" / "whatif" / "amp_kernels" / "amp_kernels.json"
@@ -281,8 +318,8 @@ def _fixed_and_body(theta: np.ndarray, rows: NodeRows, eff_l2: np.ndarray) -> tu
     prm = SimpleNamespace(t0_s=t0[g], eff_compute=ec[g], eff_memory=em[g], eff_l2=eff_l2[g], row_s=row_s[g],
                           block_s=0.0)
     fixed, body, _ = kernel_time(rows, prm, k_half, NUMPY_OPS)
-    # hidden kernels: t0 each plus one pass over the node's bytes (half for one kernel: hidden_bytes_share)
-    return fixed, body + hidden_kernel_time(rows.hidden, rows.hidden_s, t0[lg], em[lg])
+    # hidden kernels: t0 each plus the bytes the moving ones pass over (as predictor.timing.hidden_kernel_time)
+    return fixed, body + rows.hidden * t0[lg] + rows.hidden_s / em[lg]
 
 
 def node_times(theta: np.ndarray, rows: NodeRows, eff_l2: np.ndarray) -> np.ndarray:
@@ -318,6 +355,7 @@ class FitSettings:
     prior: float = 0.3  # log-space ridge towards the starting values (x 0.05), for groups with little data
     micro_families: tuple[str, ...] = FIT_FAMILIES
     probe_ceilings: float = 1.0  # 1: after the solve, try low eff_compute / eff_memory per group (probe_ceilings)
+    min_tensor_efficiency: float = MIN_TENSOR_EFFICIENCY  # lower bound of eff_compute of tensor-core GEMM/conv classes
     legacy_bounds: float = 0.0  # 1: the bounds of the fit before predictor/timing/params.py (eff_memory up to 3,
     # no floor for GEMM-like classes), for comparison in cross-validation only
 
@@ -388,13 +426,17 @@ def _legacy_bounds(name: str, cls: str, prec: str) -> tuple[float, float]:
     return 2e-7, 5e-5
 
 
-def _theta_bounds(data: FitData, legacy: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _theta_bounds(data: FitData, legacy: bool = False, min_tensor: float = MIN_TENSOR_EFFICIENCY
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Starting point and bounds (log space) from predictor.timing.params: per group t0, eff_compute, eff_memory,
-    then the groups' row costs, then rnn_overlap (linear) and gemm_k_half."""
+    then the groups' row costs, then rnn_overlap (linear) and gemm_k_half; ``min_tensor`` replaces the floor of the
+    tensor-core classes' eff_compute (a fit setting, chosen by grouped cross-validation)."""
     th0, lo, hi = [], [], []
     for cls, prec in data.keys:
         for name in _PARAM_ORDER:
             a, b = (_legacy_bounds if legacy else param_bounds)(name, cls, prec)
+            if not legacy and name == "eff_compute" and a == MIN_TENSOR_EFFICIENCY:
+                a = min_tensor
             th0.append(math.log(min(max(PARAMS[name].start, a), b)))
             lo.append(math.log(a))
             hi.append(math.log(b))
@@ -420,7 +462,7 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
     (``case_weight``); networks in ``exclude`` are left out (grouped cross-validation)."""
     from scipy.optimize import least_squares
 
-    theta0, lo, hi = _theta_bounds(data, bool(settings.legacy_bounds))
+    theta0, lo, hi = _theta_bounds(data, bool(settings.legacy_bounds), settings.min_tensor_efficiency)
     keep_case = np.asarray([n not in exclude for n in data.case_names], dtype=float)
     sample_w = data.weights * np.where(data.sample_case >= 0, keep_case[np.maximum(data.sample_case, 0)],
                                        settings.micro_weight) * _micro_family_mask(data, settings.micro_families)
@@ -513,7 +555,7 @@ def jacobian_sparsity(data: FitData, n_params: int):
     return m
 
 
-def parameter_report(sol, data: FitData) -> dict[str, dict[str, dict[str, dict]]]:
+def parameter_report(sol, data: FitData, settings: FitSettings = FitSettings()) -> dict[str, dict[str, dict[str, dict]]]:
     """Per class, precision and parameter: value, relative standard error (from the Gauss-Newton covariance of the
     log-space parameters), bounds, start, whether it sits at a bound and whether the data determined it (a relative
     standard error under 0.5, off its bounds, with nodes of the group in the data)."""
@@ -522,7 +564,7 @@ def parameter_report(sol, data: FitData) -> dict[str, dict[str, dict[str, dict]]
     s2 = 2.0 * float(sol.cost) / dof
     cov = np.linalg.pinv(jac.T @ jac) * s2
     se = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    theta0, lo, hi = _theta_bounds(data)
+    theta0, lo, hi = _theta_bounds(data, bool(settings.legacy_bounds), settings.min_tensor_efficiency)
     n_g = len(data.keys)
     out: dict = {}
     for (cls, prec), gi in data.groups.items():
@@ -584,7 +626,7 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
             "n_samples": int(net.sum()), "n_kernel_samples": int((~net).sum()),
             "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4],
             "train_mape": float(np.mean(np.abs(whole / data.case_ref - 1))),
-            "report": parameter_report(sol, data), "settings": asdict(settings)}
+            "report": parameter_report(sol, data, settings), "settings": asdict(settings)}
 
 
 def host_dispatch(cases: list[Case]) -> dict[str, float]:
@@ -602,8 +644,14 @@ def host_dispatch(cases: list[Case]) -> dict[str, float]:
 
 
 def _hidden_list(entry) -> list[dict]:
-    """A fitted hidden-kernel entry as the calibration file's list: a count of layout-like kernels per node (a number),
-    or an entry of its own (a dict, e.g. micro_fit's per-group kernels)."""
+    """A fitted hidden-kernel entry as the calibration file's list: the main fit's ``{count, moving}`` (layout-class
+    kernels, ``moving`` of them passing over the node's activations, the rest fixed-cost), a plain count of
+    layout-like kernels (autocast's, micro_fit's), or an entry of its own (a dict with a kind, e.g. micro_fit's
+    per-group kernels)."""
+    if isinstance(entry, dict) and "moving" in entry:
+        fixed = round(entry["count"] - entry["moving"], 2)
+        return ([{"kind": "layout", "count": entry["moving"], "bytes_of": "io"}] if entry["moving"] > 0 else []) + \
+            ([{"kind": "layout", "count": fixed, "bytes_of": "none"}] if fixed > 0 else [])
     if isinstance(entry, dict):
         return [entry] if entry["count"] > 0 else []
     return [{"kind": "layout", "count": entry, "bytes_of": "io"}] if entry > 0 else []

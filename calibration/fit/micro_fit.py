@@ -29,8 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from predictor.timing import gemm_wave, tile_padding
-from predictor.timing.features import splits_k
+from predictor.timing.features import gemm_shape
 from predictor.timing import hidden_bytes as _hidden_bytes
 from predictor.graph.cost import cost_graph
 from predictor.graph.opclass import hidden_key, kernel_class
@@ -138,9 +137,8 @@ def _columns(rows: list[dict], mc: MicroClass, precision: str, profile) -> dict[
                         frozenset(t.name for t in node.inputs if not t.is_initializer))
         c = gc.costs[0]
         ideal = level_times_s(c, profile, 0.0)
-        wave = gemm_wave(c.work.gemm, precision, profile.sm_count, splits_k(c, node))
         cols["kernels"].append(c.kernels)
-        cols["compute_s"].append(ideal["compute"] * tile_padding(c.work.gemm) / wave)
+        cols["compute_s"].append(ideal["compute"] * gemm_shape(c, node, precision, profile.sm_count))
         cols["gemm_k"].append(float(c.work.gemm[3]) if c.work.gemm else 0.0)
         cols["memory_s"].append(ideal[MemLevel.HBM.value])
         cols["cache_s"].append(max(ideal[MemLevel.L1.value], ideal[MemLevel.L2.value]))

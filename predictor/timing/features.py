@@ -38,7 +38,7 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
     if w.attention_tiles is not None:
         shape = attention_wave(w.attention_tiles, profile.sm_count, w.attention_causal)
     else:
-        shape = tile_padding(w.gemm) / gemm_wave(w.gemm, precision, profile.sm_count, splits_k(cost, node))
+        shape = gemm_shape(cost, node, precision, profile.sm_count)
     return KernelFeatures(
         kernels=float(cost.kernels),
         compute_s=ideal["compute"] * shape if ideal["compute"] else 0.0,
@@ -76,17 +76,26 @@ _CONV_OPS = frozenset({"Conv", "ConvTranspose", "FusedConv"})
 WGRAD_ATTR = "weight_gradient"  # node attribute of a training step's weight-gradient kernels (predictor/train/kernel.py)
 
 
-def splits_k(cost: OpCost, node: Node | None) -> bool:
+def splits_k(cost: OpCost, node: Node | None, precision: str = "") -> bool:
     """Whether the library may split a kernel's K over thread blocks to fill the SMs: cuBLAS GEMMs (and pointwise
-    convolutions, which cuDNN runs as GEMMs) and a training step's weight-gradient kernels (K = N x output spatial)
-    do; cuDNN's implicit-GEMM convolutions and data-gradient kernels keep the whole K = C x R x S loop in one block
-    (chosen on the training networks: training MAPE 14.8% -> 14.0%, and the convolution class's fitted fixed cost
-    per kernel at fp32 fell from 17.7 to 7.0 us, where it had absorbed the missing K loop)."""
+    convolutions at tf32/16-bit, which cuDNN hands to cuBLAS-style GEMM kernels) and a training step's
+    weight-gradient kernels (K = N x output spatial) do; cuDNN's implicit-GEMM convolutions and data-gradient kernels
+    keep the whole K = C x R x S loop in one block (chosen on the training networks: training MAPE 14.8% -> 14.0%, and
+    the convolution class's fitted fixed cost per kernel at fp32 fell from 17.7 to 7.0 us, where it had absorbed the
+    missing K loop). At fp32 a pointwise convolution is one of those implicit-GEMM kernels too (every fp32 pointwise
+    scope of the training networks ran cuDNN's xmma_fprop or implicit_convolve_sgemm kernels: a 49 x 768 x 3072
+    projection takes ~106 us on 12 of 132 SMs, not the 18 us a split K would)."""
     if node is None or cost.op_type not in _CONV_OPS or node.attrs.get(WGRAD_ATTR):
         return True
     from ..graph.opclass import hidden_key
 
-    return hidden_key(node, "Conv") == "Conv:pointwise"
+    return hidden_key(node, "Conv") == "Conv:pointwise" and precision != "fp32"
+
+
+def gemm_shape(cost: OpCost, node: Node | None, precision: str, sm_count: int) -> float:
+    """Executed over useful FLOPs of a node's GEMM, divided by the share of SMs its tiles keep busy (>= 1): tile
+    padding over wave efficiency, K split or not (:func:`splits_k`)."""
+    return tile_padding(cost.work.gemm) / gemm_wave(cost.work.gemm, precision, sm_count, splits_k(cost, node, precision))
 
 
 def gemm_wave(gemm: tuple[int, int, int, int] | None, precision: str, sm_count: int, split_k: bool = True) -> float:
@@ -129,7 +138,10 @@ def _attention_tile(length: int) -> int:
 
 
 def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
-    """Executed over algorithmic FLOPs of a tiled GEMM (partial tiles run in full): >= 1."""
+    """Executed over algorithmic FLOPs of a tiled GEMM (partial tiles run in full): >= 1. Ignores: cuDNN's fp32
+    implicit-GEMM convolutions have no thin tiles (a squeeze-excitation convolution on a 1x1 map at batch 1 runs
+    whole 64-row tiles: 75-80 us for K = 2048 on the H200); padding them so was tried and made the fp32 training
+    cases worse (batch 32: 10.5% -> 12.5%)."""
     if gemm is None:
         return 1.0
     from ..graph.traffic import padded_gemm_flops

@@ -69,6 +69,9 @@ def test_convolutions_keep_k_whole_gemms_split_it():
     gc = cost_graph(g.nodes, policy("fp16"), 17, graph_inputs=frozenset(t.name for t in g.inputs))
     costs = {c.name: c for c in gc.costs}
     assert not splits_k(costs["c3"], by["c3"]) and splits_k(costs["c1"], by["c1"]) and splits_k(costs["mm"], by["mm"])
+    # at fp32 cuDNN runs the pointwise convolution as an implicit GEMM too: K whole; the MatMul (cuBLAS) still splits
+    assert not splits_k(costs["c1"], by["c1"], "fp32") and splits_k(costs["c1"], by["c1"], "fp16")
+    assert splits_k(costs["mm"], by["mm"], "fp32")
     prof = load_profile("h200")
     # the 3x3 convolution: M = 49, N = 64, K = 4608: one 64x64 tile on 132 SMs, K kept whole
     f3 = kernel_features(costs["c3"], prof, "fp16", by["c3"])

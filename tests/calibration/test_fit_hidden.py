@@ -1,0 +1,31 @@
+"""The main fit's hidden kernels: which extra kernels move a node's activations, and how an entry is written."""
+import pytest
+
+from calibration.fit.fit import MOVING_MIN_IO_S, _hidden_list, hidden_count, moving_kernels
+from predictor.types import Node, frozen_map
+
+
+def test_moving_kernels_by_duration_against_one_pass():
+    # own kernel 30 us; a 10 us transform moves the activations (>= half of a 12 us pass), 1.2 and 2 us ones do not
+    assert moving_kernels([1.2e-6, 30e-6, 10e-6, 2e-6], 1, 12e-6) == 1
+    assert moving_kernels([30e-6, 6e-6, 6e-6], 1, 12e-6) == 2
+    assert moving_kernels([30e-6, 5.9e-6], 1, 12e-6) == 0
+    # a pass too short to tell a transform from a fixed-cost kernel: no verdict
+    assert moving_kernels([30e-6, 10e-6], 1, MOVING_MIN_IO_S * 0.99) is None
+
+
+def test_hidden_list_splits_moving_and_fixed_kernels():
+    assert _hidden_list({"count": 2.0, "moving": 0.5}) == [
+        {"kind": "layout", "count": 0.5, "bytes_of": "io"}, {"kind": "layout", "count": 1.5, "bytes_of": "none"}]
+    assert _hidden_list({"count": 2.0, "moving": 0.0}) == [{"kind": "layout", "count": 2.0, "bytes_of": "none"}]
+    assert _hidden_list({"count": 0.0, "moving": 0.0}) == []
+    assert _hidden_list(1.25) == [{"kind": "layout", "count": 1.25, "bytes_of": "io"}]
+
+
+def test_hidden_count_of_each_entry_form():
+    node = Node(name="c", op_type="Conv", domain="", inputs=(), outputs=(), attrs=frozen_map({"group": 4}))
+    assert hidden_count({"Conv": {"fp16": {"count": 2.86, "moving": 1.58}}}, node, "fp16") == (2.86, 1.58)
+    assert hidden_count({"Conv": {"fp16": 1.1}}, node, "fp16") == (1.1, 1.1)
+    per_group = {"kind": "grouped", "count": 0.5, "bytes_of": "none", "per_group": True}
+    assert hidden_count({"Conv": {"fp32": per_group}}, node, "fp32") == (2.0, 0.0)
+    assert hidden_count({}, node, "fp32") == (0.0, 0.0)
