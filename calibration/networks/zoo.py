@@ -483,9 +483,9 @@ def _specs() -> list[NetworkSpec]:
                       "LayerNorm, tanh GELU; 12 layers d=1024; seq 128"),
         S("vitamin_small", "transformer", "timm", "blind6", _timm("vitamin_small_224"), "image", IMG, default=False,
           arch="vitamin", description="ViTamin-S: MBConv stages then ViT blocks with GeGLU MLP"),
-        S("textnet_base", "cnn", "transformers", "blind6", _textnet, "image", (3, 640, 640), default=False,
+        S("textnet_base", "cnn", "transformers", "blind6", _textnet, "image", (3, 512, 512), default=False,
           arch="textnet", description="TextNetConfig() defaults (FAST text-detection backbone): re-parameterisable "
-                                      "3x3, 1x3 and 3x1 conv-BN branches; 640x640"),
+                                      "3x3, 1x3 and 3x1 conv-BN branches; 512x512"),
         S("mpnet_base", "transformer", "transformers", "blind6",
           _hf("MPNetConfig", attn="eager", model_kwargs={"add_pooling_layer": False}),
           "tokens", (SEQ_LEN,), vocab_size=30527, default=False, arch="mpnet",
