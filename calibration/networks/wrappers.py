@@ -149,6 +149,39 @@ class AudioLastHidden(nn.Module):
         return self.model(input_values=x).last_hidden_state
 
 
+class AudioCodec(nn.Module):
+    """Hugging Face neural audio codec (EnCodec) -> reconstructed waveform (forward takes a mono waveform (batch, time))."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(input_values=x.unsqueeze(1)).audio_values
+
+
+class PastValuesLastHidden(nn.Module):
+    """Hugging Face time-series encoder (PatchTST) -> last_hidden_state (forward takes past_values (batch, time, channels))."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(past_values=x).last_hidden_state
+
+
+class PixelDepth(nn.Module):
+    """Hugging Face depth estimator (Depth Anything) -> predicted_depth (forward takes pixel_values)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(pixel_values=x).predicted_depth
+
+
 class FeatureEncoder(nn.Module):
     """Hugging Face encoder taking spectrogram input_features (Whisper's encoder) -> last_hidden_state."""
 
