@@ -103,8 +103,9 @@ def _hf(config_name: str, model_name: str = "AutoModel", model_kwargs: dict | No
             cls = transformers.AutoModel
             try:
                 model = cls.from_config(config, attn_implementation=attn, **kw)
-            except (ValueError, TypeError, ImportError):  # model without SDPA support
-                model = cls.from_config(config, **kw)
+            except (ValueError, TypeError, ImportError):  # model without SDPA support: a fresh config (the
+                # failed call may have set its attention implementation), the library's default attention
+                model = cls.from_config(getattr(transformers, config_name)(**config_kwargs), **kw)
         else:
             config._attn_implementation = "sdpa"
             model = getattr(transformers, model_name)(config, **kw)
