@@ -151,6 +151,9 @@ class OpWork:
     attention_tiles: tuple[int, int, int, int] | None = None
     # the fused attention kernel applies a causal mask: flash kernels skip the key tiles above the diagonal
     attention_causal: bool = False
+    # (iterations, threads) of a kernel whose threads each run a loop of that many dependent iterations (PyTorch's
+    # NCHW interpolation kernels: a thread per output pixel, looping over batch x channels); None for every other
+    thread_loop: tuple[int, int] | None = None
 
 
 @fast_init

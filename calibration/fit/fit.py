@@ -75,6 +75,7 @@ class NodeRows:
     rows_per_sm: np.ndarray  # rows of a block-per-row kernel (OpWork.rows) per SM
     walk_waves: np.ndarray
     walk_bytes_per_sm: np.ndarray
+    loop_steps: np.ndarray  # dependent loop iterations of a thread-loop kernel (OpWork.thread_loop)
     hidden: np.ndarray  # hidden kernels
     hidden_s: np.ndarray  # ideal HBM time of the bytes the hidden kernels move (hidden_bytes_share applied)
     layout_group: np.ndarray
@@ -84,7 +85,7 @@ class NodeRows:
 
 
 _FEATURES = ("kernels", "compute_s", "gemm_k", "hbm_s", "l2_s", "l1_s", "rows_per_sm", "walk_waves",
-             "walk_bytes_per_sm")
+             "walk_bytes_per_sm", "loop_steps")
 _ROW_FIELDS = ("group",) + _FEATURES + ("hidden", "hidden_s", "layout_group", "overlaps", "sample", "case")
 
 
@@ -571,7 +572,7 @@ def parameter_report(sol, data: FitData, settings: FitSettings = FitSettings()) 
         if data.counts[gi] == 0 or prec in SHARED:
             continue
         idx = {name: 3 * gi + j for j, name in enumerate(_PARAM_ORDER)}
-        if np.any((data.rows.rows_per_sm > 0) & (data.rows.group == gi)):
+        if np.any((data.rows.rows_per_sm + data.rows.loop_steps > 0) & (data.rows.group == gi)):
             idx["row_s"] = 3 * n_g + gi
         entry = {}
         for name, i in idx.items():
@@ -608,7 +609,7 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
     # the row cost of groups whose nodes have rows (layer norm, softmax: a block or warp per row)
     row_s = unpack(sol.x)[3]
     for (cls, prec), gi in groups.items():
-        if counts[gi] and np.any((rows.rows_per_sm > 0) & (rows.group == gi)):
+        if counts[gi] and np.any((rows.rows_per_sm + rows.loop_steps > 0) & (rows.group == gi)):
             classes[cls][prec]["row_s"] = float(row_s[gi])
     for (cls, prec), e in data.eff_l2_by_key.items():
         if cls in classes and prec in classes[cls]:

@@ -27,6 +27,7 @@ class KernelFeatures:
     rows_per_sm: float  # rows of a block-per-row kernel per SM (OpWork.rows / SMs)
     walk_waves: float  # waves of a block-walk kernel: ceil(blocks / SMs) (OpWork.channel_walk)
     walk_bytes_per_sm: float  # bytes one SM walks in a block-walk kernel: waves x bytes per block
+    loop_steps: float = 0.0  # dependent loop iterations of a thread-loop kernel's threads, by waves (OpWork.thread_loop)
 
 
 def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node: Node | None = None) -> KernelFeatures:
@@ -46,7 +47,8 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
         hbm_s=ideal[MemLevel.HBM.value], l2_s=ideal[MemLevel.L2.value], l1_s=ideal[MemLevel.L1.value],
         rows_per_sm=w.rows / profile.sm_count,
         walk_waves=float(walk_waves(w.channel_walk, profile.sm_count)),
-        walk_bytes_per_sm=float(channel_walk_units(w.channel_walk, profile.sm_count)))
+        walk_bytes_per_sm=float(channel_walk_units(w.channel_walk, profile.sm_count)),
+        loop_steps=loop_steps(w.thread_loop, profile.sm_count))
 
 
 SPLIT_K_MIN = 512  # a K slice below this many elements is not worth a split (chosen on the training networks)
@@ -149,6 +151,21 @@ def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
     b, m, n, k = gemm
     useful = 2.0 * b * m * n * k
     return padded_gemm_flops(gemm) / useful if useful > 0 else 1.0
+
+
+# threads of a thread-loop kernel one SM runs at the loop's full rate (chosen on the training networks' bilinear
+# kernels: 32 x 21 planes of 512 x 512 take 4x the per-plane time of 32 x 256 planes of 64 x 64 on 132 SMs)
+LOOP_THREADS_PER_SM = 512
+
+
+def loop_steps(loop: tuple[int, int] | None, sm_count: int) -> float:
+    """Dependent iterations a thread-loop kernel (OpWork.thread_loop = (iterations, threads)) runs end to end: the
+    loop's length, times the threads over what the SMs run at full rate (at least 1). Ignores: the iteration's own
+    length (a bilinear tap or a bicubic one: the class's row_s)."""
+    if not loop:
+        return 0.0
+    iters, threads = loop
+    return float(iters) * max(1.0, threads / (sm_count * LOOP_THREADS_PER_SM))
 
 
 def walk_waves(walk: tuple[int, int] | None, sm_count: int) -> int:

@@ -1,7 +1,7 @@
 """The kernel time model: one formula for ``predict`` (floats) and the fits (numpy arrays).
 
     t = fixed + body
-    fixed = kernels x t0_s + rows_per_sm x row_s + walk_bytes_per_sm x row_s + walk_waves x block_s
+    fixed = kernels x t0_s + (rows_per_sm + walk_bytes_per_sm + loop_steps) x row_s + walk_waves x block_s
     body  = max( compute_s / (eff_compute x K / (K + gemm_k_half)),
                  hbm_s / eff_memory, l2_s / eff_l2, l1_s )
 
@@ -46,7 +46,8 @@ def kernel_time(f: Any, p: Any, gemm_k_half: float, xp: Any = SCALAR_OPS) -> tup
     hbm = f.hbm_s / p.eff_memory
     l2 = f.l2_s / p.eff_l2
     l1 = f.l1_s
-    fixed = f.kernels * p.t0_s + (f.rows_per_sm + f.walk_bytes_per_sm) * p.row_s + f.walk_waves * p.block_s
+    fixed = f.kernels * p.t0_s + (f.rows_per_sm + f.walk_bytes_per_sm + f.loop_steps) * p.row_s + \
+        f.walk_waves * p.block_s
     body = xp.maximum(xp.maximum(compute, hbm), xp.maximum(l2, l1))
     return fixed, body, {"compute": compute, "HBM": hbm, "L2": l2, "L1": l1, "latency": fixed}
 

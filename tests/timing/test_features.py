@@ -77,3 +77,13 @@ def test_convolutions_keep_k_whole_gemms_split_it():
     f3 = kernel_features(costs["c3"], prof, "fp16", by["c3"])
     fm = kernel_features(costs["mm"], prof, "fp16", by["mm"])  # the same GEMM shape, K split 9 ways
     assert f3.compute_s / fm.compute_s == pytest.approx(9.0, rel=1e-12)
+
+
+def test_loop_steps_of_a_thread_loop_kernel():
+    from predictor.timing.features import LOOP_THREADS_PER_SM, loop_steps
+
+    assert loop_steps(None, 132) == 0.0
+    # 196 threads (14 x 14 pixels) each looping over 32 x 1024 planes: the loop's length
+    assert loop_steps((32768, 196), 132) == 32768.0
+    # 512 x 512 pixels on 132 SMs at LOOP_THREADS_PER_SM: 262144 / 67584 waves of the loop
+    assert loop_steps((672, 262144), 132) == pytest.approx(672 * 262144 / (132 * LOOP_THREADS_PER_SM), rel=1e-12)

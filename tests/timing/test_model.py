@@ -25,6 +25,12 @@ def test_fixed_and_body_on_floats():
     assert fixed == pytest.approx(3.403e-6, rel=1e-12)
 
 
+def test_thread_loop_steps_pay_row_s_each():
+    f = KernelFeatures(1, 0.0, 0.0, 4e-6, 0.0, 0.0, 0.0, 0.0, 0.0, loop_steps=500.0)
+    fixed, _, _ = kernel_time(f, P, gemm_k_half=256)
+    assert fixed == pytest.approx(1e-6 + 500 * 1e-9, rel=1e-12)
+
+
 def test_no_gemm_no_flops():
     f = KernelFeatures(1, 0.0, 0.0, 4e-6, 0.0, 0.0, 0.0, 0.0, 0.0)
     fixed, body, times = kernel_time(f, P, gemm_k_half=256)

@@ -38,3 +38,14 @@ def test_resize_one_axis_linear():
                     [("y", "float32", None)], attrs=dict(mode="linear"),
                     initializers={"sizes": np.array([1, 1, 4, 8], dtype=np.int64)}, opset=13).work
     assert work.flops == {VEC: 4 * 32}
+
+
+@pytest.mark.parametrize("mode, loop", [("nearest", None), ("linear", (6, 256)), ("cubic", (6, 256))])
+def test_interpolation_threads_loop_over_planes(mode, loop):
+    # 2x3x8x8 -> 2x3x16x16: PyTorch's linear/cubic kernels give each of the 256 output pixels a thread looping over the
+    # 2 x 3 planes; nearest gives every output element its own thread
+    work = one_node("Resize", [("x", "float32", (2, 3, 8, 8)), ("", "float32", None), ("", "float32", None),
+                               ("sizes", "int64", (4,))],
+                    [("y", "float32", None)], attrs=dict(mode=mode),
+                    initializers={"sizes": np.array([2, 3, 16, 16], dtype=np.int64)}, opset=13).work
+    assert work.thread_loop == loop
