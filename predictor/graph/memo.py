@@ -72,4 +72,5 @@ def with_names(work: OpWork, template: tuple, node: Node) -> OpWork:
     w = work
     return OpWork(w.flops, w.bytes_read, w.bytes_written, w.kernels, w.weight_bytes, w.notes,
                   _proxy({ins[i].name: b for i, b in template}), w.gemm, w.gemm_operand_bytes, w.rows,
-                  w.overlaps_producer, w.fused_attention, w.channel_walk, w.attention_tiles, w.attention_causal, w.thread_loop)
+                  w.overlaps_producer, w.fused_attention, w.channel_walk, w.attention_tiles, w.attention_causal,
+                  w.thread_loop)

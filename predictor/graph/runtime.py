@@ -176,6 +176,40 @@ class _SdpaMatch:
     mask_src: object
 
 
+_LAYOUT_VIEWS = frozenset({"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Gather"})
+_SHAPE_READERS = frozenset({"Shape", "Size"})  # read a tensor's shape, never its data
+
+
+def _qkv_views(ix: _Index, starts: list[str], group: set[str]) -> list[Node]:
+    """Layout nodes upstream of a fused attention call's q, k, v inputs that only feed it: transposes, reshapes and
+    squeezes, and constant scalar-index Gathers (the q/k/v split of nn.MultiheadAttention's packed projection),
+    each of whose outputs is consumed only by such nodes, by the call or by shape reads. PyTorch passes strided views to SDPA and its
+    fused multi-head attention path reads the packed projection in place: no copy kernel runs (torchvision's
+    ViT-B/16 kernel table: per layer two projection GEMMs and one flash kernel). Ignores: a training step's
+    ``.contiguous()`` copy of the packed projection."""
+    cand: dict[str, Node] = {}
+    stack = list(starts)
+    while stack:
+        p = ix.producer.get(stack.pop())
+        if p is None or p.name in cand or p.op_type not in _LAYOUT_VIEWS or not p.inputs or p.inputs[0] is None:
+            continue
+        if p.op_type == "Gather" and not (len(p.inputs) > 1 and p.inputs[1] is not None and p.inputs[1].shape == ()
+                                          and ix.is_const(p, 1)):
+            continue
+        cand[p.name] = p
+        stack.append(p.inputs[0].name)
+    changed = True
+    while changed:  # keep a node only while every consumer of its output is kept or is the call
+        changed = False
+        for name, n in list(cand.items()):
+            cons = ix.consumers.get(n.outputs[0].name, [])
+            if not cons or any(c.name not in cand and c.name not in group and c.op_type not in _SHAPE_READERS
+                               for c in cons):
+                del cand[name]
+                changed = True
+    return list(cand.values())
+
+
 def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
     if sm.op_type != "Softmax":
         return None
@@ -214,11 +248,10 @@ def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
         if mp is not None and mp.op_type == "Where" and ix.only_consumer(mp) is add:
             extra.append(mp)  # boolean mask turned additive: SDPA takes the boolean mask itself
             mask_src = mp.inputs[0]
-    # views around the fused kernel: head transposes of q, k, v and of the output
-    for t in (mq.inputs[1 - _scalar_const(ix, mq)], mk.inputs[1 - _scalar_const(ix, mk)], second.inputs[1]):
-        tp = ix.producer.get(t.name)
-        if tp is not None and tp.op_type == "Transpose" and len(ix.consumers.get(t.name, [])) == 1:
-            extra.append(tp)
+    # views around the fused kernel: the layout nodes between the projections and q, k, v (head transposes, the
+    # q/k/v split of a packed projection) and the output's head transpose
+    qkv = (mq.inputs[1 - _scalar_const(ix, mq)], mk.inputs[1 - _scalar_const(ix, mk)], second.inputs[1])
+    extra += _qkv_views(ix, [t.name for t in qkv], {mq.name, mk.name, second.name})
     # multi-/grouped-query attention: K and V broadcast over the query heads by Expand (+ Reshape to B x H); SDPA
     # reads the broadcast views, no copy kernel runs (the GPTBigCode-shaped decoder's kernel table)
     for t in (mk.inputs[1 - _scalar_const(ix, mk)], second.inputs[1]):
@@ -230,7 +263,7 @@ def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
             continue
         ex = ix.producer.get(rs.inputs[0].name)
         if ex is not None and ex.op_type == "Expand" and len(ix.consumers.get(rs.inputs[0].name, [])) == 1:
-            extra += [rs, ex]
+            extra += [n for n in (rs, ex) if n not in extra]
     out_t = ix.only_consumer(second)
     if out_t is not None and out_t.op_type == "Transpose":
         extra.append(out_t)

@@ -206,3 +206,37 @@ def test_multi_query_expand_is_a_view_of_sdpa():
     inputs = [inputs[0], ("k1", "float32", [1, 1, 8, 4]), ("v1", "float32", [1, 1, 4, 8])]
     costs = _cost(kv + nodes, inputs, outputs, inits)
     assert costs["mm2"].work.fused_attention and sum(c.kernels for c in costs.values()) == 1
+
+
+def _packed_qkv_graph(extra_consumer: bool = False):
+    # a packed projection (3, 1, 4, 2, 8) (3 x batch x seq x heads x head dim) split by constant scalar-index Gathers
+    # into q, k, v, each transposed to heads first (k to k^T) before the exporter's SDPA pattern: the shape of
+    # nn.MultiheadAttention's export
+    nodes = [helper.make_node("Gather", ["qkv", "i0"], ["q0"], axis=0, name="gq"),
+             helper.make_node("Gather", ["qkv", "i1"], ["k0"], axis=0, name="gk"),
+             helper.make_node("Gather", ["qkv", "i2"], ["v0"], axis=0, name="gv"),
+             helper.make_node("Transpose", ["q0"], ["q"], perm=[0, 2, 1, 3], name="tq"),
+             helper.make_node("Transpose", ["k0"], ["kt"], perm=[0, 2, 3, 1], name="tk"),
+             helper.make_node("Shape", ["kt"], ["kt_shape"], name="shape_k"),
+             helper.make_node("Transpose", ["v0"], ["v"], perm=[0, 2, 1, 3], name="tv")]
+    sdpa, _, outputs, inits = _sdpa_graph()
+    inits = dict(inits, i0=np.array(0, np.int64), i1=np.array(1, np.int64), i2=np.array(2, np.int64))
+    outputs = outputs + [("kt_shape", "int64", None)]
+    if extra_consumer:  # v's transposed copy also feeds another op: it must be materialised
+        nodes.append(helper.make_node("Relu", ["v"], ["rv"], name="relu_v"))
+        outputs = outputs + [("rv", "float32", None)]
+    return nodes + sdpa, [("qkv", "float32", [3, 1, 4, 2, 8])], outputs, inits
+
+
+def test_packed_qkv_split_and_head_transposes_are_views_of_sdpa():
+    costs = _cost(*_packed_qkv_graph())
+    assert sum(c.kernels for c in costs.values()) == 1 and costs["mm2"].kernels == 1
+    for name in ("gq", "gk", "gv", "tq", "tk", "tv"):
+        assert costs[name].kernels == 0, name
+
+
+def test_a_view_with_another_consumer_stays_a_copy():
+    costs = _cost(*_packed_qkv_graph(extra_consumer=True))
+    # v's transpose also feeds a Relu (another consumer than the call): it and its Gather stay kernels
+    assert costs["tv"].kernels == 1 and costs["gv"].kernels == 1
+    assert costs["tq"].kernels == 0 and costs["gk"].kernels == 0
