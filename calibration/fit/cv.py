@@ -54,7 +54,8 @@ def cross_validate(data, settings: FitSettings, log=print, n_folds: int = 0) -> 
             errors[fam] = errs
             log(f"  left out {fam} ({', '.join(fams[fam])}): MAPE {np.mean(np.abs(errs)):.1%} over {len(errs)} cases")
     allerr = [abs(e) for es in errors.values() for e in es]
-    return {"settings": settings.__dict__ | {"micro_families": list(settings.micro_families)}, "folds": n_folds or len(fams),
+    return {"settings": settings.__dict__ | {"micro_families": list(settings.micro_families)},
+            "folds": n_folds or len(fams),
             "mape": float(np.mean(allerr)), "median": float(np.median(allerr)),
             "within_10": float(np.mean([e <= 0.10 for e in allerr])),
             "per_family": {f: float(np.mean(np.abs(es))) for f, es in errors.items()}}
@@ -76,7 +77,8 @@ def _parse(spec: str) -> FitSettings:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m calibration.fit.cv", description=__doc__.splitlines()[0])
     ap.add_argument("--settings", nargs="*", default=[""], help="k=v,k=v per setting (FitSettings fields)")
-    ap.add_argument("--folds", type=int, default=0, help="families dealt into this many folds (default: one per family)")
+    ap.add_argument("--folds", type=int, default=0,
+                    help="families dealt into this many folds (default: one per family)")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args(argv)
     try:

@@ -556,7 +556,8 @@ def jacobian_sparsity(data: FitData, n_params: int):
     return m
 
 
-def parameter_report(sol, data: FitData, settings: FitSettings = FitSettings()) -> dict[str, dict[str, dict[str, dict]]]:
+def parameter_report(sol, data: FitData,
+                     settings: FitSettings = FitSettings()) -> dict[str, dict[str, dict[str, dict]]]:
     """Per class, precision and parameter: value, relative standard error (from the Gauss-Newton covariance of the
     log-space parameters), bounds, start, whether it sits at a bound and whether the data determined it (a relative
     standard error under 0.5, off its bounds, with nodes of the group in the data)."""

@@ -160,17 +160,6 @@ class AudioCodec(nn.Module):
         return self.model(input_values=x.unsqueeze(1)).audio_values
 
 
-class PastValuesLastHidden(nn.Module):
-    """Hugging Face time-series encoder (PatchTST) -> last_hidden_state (forward takes past_values (batch, time, channels))."""
-
-    def __init__(self, model: nn.Module):
-        super().__init__()
-        self.model = model
-
-    def forward(self, x):
-        return self.model(past_values=x).last_hidden_state
-
-
 class PixelDepth(nn.Module):
     """Hugging Face depth estimator (Depth Anything) -> predicted_depth (forward takes pixel_values)."""
 

@@ -563,14 +563,6 @@ def _conformer() -> Any:
     return _wrap("AudioLastHidden", transformers.Wav2Vec2ConformerModel(transformers.Wav2Vec2ConformerConfig()))
 
 
-def _patchtst() -> Any:
-    import transformers
-
-    config = transformers.PatchTSTConfig(num_input_channels=7, context_length=512, patch_length=16, patch_stride=8,
-                                         d_model=128, num_attention_heads=16, num_hidden_layers=3, ffn_dim=256)
-    return _wrap("PastValuesLastHidden", transformers.PatchTSTModel(config))
-
-
 def _depth_anything() -> Any:
     import transformers
 

@@ -27,7 +27,7 @@ class KernelFeatures:
     rows_per_sm: float  # rows of a block-per-row kernel per SM (OpWork.rows / SMs)
     walk_waves: float  # waves of a block-walk kernel: ceil(blocks / SMs) (OpWork.channel_walk)
     walk_bytes_per_sm: float  # bytes one SM walks in a block-walk kernel: waves x bytes per block
-    loop_steps: float = 0.0  # dependent loop iterations of a thread-loop kernel's threads, by waves (OpWork.thread_loop)
+    loop_steps: float = 0.0  # dependent iterations of a thread-loop kernel's threads, by waves (OpWork.thread_loop)
 
 
 def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node: Node | None = None) -> KernelFeatures:
@@ -97,7 +97,8 @@ def splits_k(cost: OpCost, node: Node | None, precision: str = "") -> bool:
 def gemm_shape(cost: OpCost, node: Node | None, precision: str, sm_count: int) -> float:
     """Executed over useful FLOPs of a node's GEMM, divided by the share of SMs its tiles keep busy (>= 1): tile
     padding over wave efficiency, K split or not (:func:`splits_k`)."""
-    return tile_padding(cost.work.gemm) / gemm_wave(cost.work.gemm, precision, sm_count, splits_k(cost, node, precision))
+    split = splits_k(cost, node, precision)
+    return tile_padding(cost.work.gemm) / gemm_wave(cost.work.gemm, precision, sm_count, split)
 
 
 def gemm_wave(gemm: tuple[int, int, int, int] | None, precision: str, sm_count: int, split_k: bool = True) -> float:
