@@ -157,7 +157,10 @@ GPUS = [
     _gpu("p4", "NVIDIA Tesla P4 8GB", ["Tesla P4", "tesla-p4", "p4-8gb"], "pascal", "6.1", 20, 1114, 2, 8, 192,
          _p(fp64_cuda=(5.5 / 32, HALF32), fp32_cuda=5.5, int8_cuda=22.0), "p4", "p4-db", l2_rule="volta", tdp_w=75,
          notes="Pascal GP104: no tensor cores; int8 runs as dp4a on CUDA cores (22 TOPS), which the int8 precision "
-               "policy (tensor-core GEMMs) does not use, so int8 is n/a; fp16 runs at 1/64 rate and is not listed."),
+               "policy (tensor-core GEMMs) does not use, so int8 is n/a; fp16 runs at 1/64 rate and is not listed. "
+               "Power-limited (50/75 W, passive): NVIDIA publishes no sustained clock; the transfer takes it, as "
+               "every board of <= 75 W without one, at the T4's measured sustained / boost clock (900/1590: 631 "
+               "MHz; predictor/machine/transfer.py)."),
     _gpu("a100-sxm4-40gb", "NVIDIA A100 SXM4 40GB", ["NVIDIA A100-SXM4-40GB", "a100-40gb", "a100-sxm-40gb"],
          "ampere", "8.0", 108, 1410, 40, 40, 1555, A100, "a100", l2_rule="ga100", tdp_w=400),
     _gpu("a100-pcie-40gb", "NVIDIA A100 PCIe 40GB", ["NVIDIA A100-PCIE-40GB", "a100-pcie"], "ampere", "8.0", 108,
@@ -177,7 +180,9 @@ GPUS = [
          _p(fp64_cuda=(30.3 / 64, HALF64), fp32_cuda=30.3, tf32_tensor=60.0, fp16_cuda=(30.3, FP16_1X),
             fp16_tensor=121.0, bf16_cuda=(30.3, FP16_1X), bf16_tensor=121.0, fp8_tensor=242.5, int8_tensor=242.5),
          "l4", "l4-db", tdp_w=72,
-         notes="Power-limited at 72 W: NVIDIA publishes no sustained clock; peaks at the 2040 MHz boost."),
+         notes="Power-limited at 72 W: NVIDIA publishes no sustained clock; peaks at the 2040 MHz boost. The "
+               "transfer takes it, as every board of <= 75 W without a published sustained clock, at the T4's "
+               "measured sustained / boost clock (900/1590: 1155 MHz; predictor/machine/transfer.py)."),
     _gpu("l40s", "NVIDIA L40S 48GB", ["NVIDIA L40S", "l40s-48gb"], "ada", "8.9", 142, 2520, 96, 48, 864,
          _p(fp64_cuda=(91.6 / 64, HALF64), fp32_cuda=91.6, tf32_tensor=183.0, fp16_cuda=(91.6, FP16_1X),
             fp16_tensor=362.05, bf16_cuda=(91.6, FP16_1X), bf16_tensor=362.05, fp8_tensor=733.0, int8_tensor=733.0),

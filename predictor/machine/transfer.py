@@ -27,6 +27,12 @@ ceilings, fixed costs per kernel, and hidden-kernel counts. On another GPU, per 
   Latency terms (rows per SM, block-walk waves) already grow as SMs are removed. So fewer SMs are never faster.
 * **Clocks**: peaks are at the profile's boost clock; where a profile publishes a sustained (power-limited)
   clock, compute and L1/L2 ceilings are further scaled by sustained / boost.
+* **Power-limited boards** (datasheet board power <= 75 W, POWER_LIMITED_W: what a PCIe x16 slot supplies, so
+  single-slot cards without a power connector: T4 70 W, L4 72 W, P4 75 W) that publish no sustained clock: their
+  boost clock is not held under sustained math at that power (NVIDIA, on the T4's sustained cuBLAS rate: 'arising
+  due to power capping'). They take the measured sustained / boost clock of the reference board of the kind, the
+  T4 (900 / 1590 MHz = 0.566, ``t4`` profile, source ``sustained-clock``), as the achievable fraction of their
+  datasheet (boost) clock, the way datasheet ceilings take a reference GPU's measured / datasheet fraction.
 * **FP32 issue width** (``machine/arch.py`` SM_ISSUE, by compute capability): the fp32 efficiency of the library
   GEMM-like classes (FP32_ISSUE_CLASSES: SGEMM, implicit-GEMM convolutions, batched matmuls on CUDA cores) is an
   issue rate. A warp instruction is dispatched per clock per SM partition; on Hopper, Ada, GA10x and Blackwell the
@@ -54,6 +60,8 @@ from .profile import MachineProfile, load_profile
 DATASHEET_KINDS = frozenset({"datasheet", "derived"})  # ceilings the achievable fraction applies to
 VOLTA_FAMILY = frozenset({"volta", "turing", "pascal"})
 CLOCKED_LEVELS = (MemLevel.L1, MemLevel.L2)  # bandwidths that scale with the SM clock
+POWER_LIMITED_W = 75.0  # board power a PCIe x16 slot supplies (PCIe CEM spec): slot-powered, power-capped boards
+POWER_LIMITED_REFERENCE = "t4"  # the power-limited board with a published measured sustained clock
 # calibration classes whose fp32 kernels are FFMA-issue-bound library GEMMs (cuBLAS SGEMM, cuDNN implicit GEMM,
 # batched matmuls of attention); their fp32 efficiency follows the SM's issue headroom (module text)
 FP32_ISSUE_CLASSES = frozenset({"gemm", "conv", "attention", "gemm_unaligned"})
@@ -70,6 +78,8 @@ class Transfer:
     reasons: Mapping[str, str]  # profile field -> why
     fp32_issue_factor: float = 1.0  # headroom(target) / headroom(source) for FP32_ISSUE_CLASSES at fp32
     fp32_issue_why: str = ""
+    clock_factor: float = 1.0  # sustained / boost SM clock the compute and L1/L2 ceilings are scaled by
+    clock_why: str = ""
 
     def efficiency(self, cls: str, precision: str, eff_compute: float) -> float:
         """A fitted compute efficiency on the target: the fp32 issue rule for FP32_ISSUE_CLASSES, else as fitted."""
@@ -90,6 +100,7 @@ class Transfer:
                            "tensor-core precisions (n/a where the GPU has none)"],
             "as_fitted": ["class efficiencies", "t0_s, row_s, block_s", "hidden kernels", "gemm_k_half",
                           "kernel_gap_s", "host dispatch"],
+            "sm_clock": {"factor": self.clock_factor, "why": self.clock_why or "boost clock (not power-limited)"},
             "fp32_issue": {"classes": sorted(FP32_ISSUE_CLASSES), "factor": self.fp32_issue_factor,
                            "why": self.fp32_issue_why, "rule": "eff_compute x factor, at most 1 (fp32 only)"},
         }
@@ -97,6 +108,8 @@ class Transfer:
     def summary(self) -> str:
         """One line for the table report."""
         issue = f" but fp32 GEMM-like x{self.fp32_issue_factor:.3g} (issue width)" if self.fp32_issue_factor != 1 else ""
+        if self.clock_factor != 1:
+            issue += f"; SM clock x{self.clock_factor:.3g} (sustained)"
         if not self.factors:
             return (f"calibration of {self.source_gpu} transferred to {self.target.name}: ceilings as measured; "
                     f"efficiencies as fitted{issue}")
@@ -142,10 +155,30 @@ def achievable_fractions(family: str) -> Mapping[str, float]:
 _CUDA16 = {"peak_flops_per_s.fp16.cuda": "fp16", "peak_flops_per_s.bf16.cuda": "bf16"}
 
 
+@lru_cache(maxsize=None)
+def power_limited_clock_fraction() -> float:
+    """Measured sustained / boost SM clock of the reference power-limited board (T4: 900 / 1590 MHz)."""
+    ref = load_profile(POWER_LIMITED_REFERENCE)
+    return ref.sustained_sm_clock_hz / ref.sm_clock_hz
+
+
+def sustained_clock(target: MachineProfile) -> tuple[float, str]:
+    """(sustained / boost SM clock, why) of ``target``: its published sustained clock, else the reference
+    fraction for a power-limited board (datasheet board power <= POWER_LIMITED_W), else (1.0, "")."""
+    if target.sustained_sm_clock_hz:
+        return target.sustained_sm_clock_hz / target.sm_clock_hz, "sustained / boost clock"
+    tdp = target.datasheet.get("tdp_w")
+    if isinstance(tdp, (int, float)) and 0 < tdp <= POWER_LIMITED_W:
+        x = power_limited_clock_fraction()
+        return x, (f"power-limited board ({tdp:g} W <= {POWER_LIMITED_W:g} W) without a published sustained clock: "
+                   f"the {POWER_LIMITED_REFERENCE.upper()}'s measured sustained / boost clock")
+    return 1.0, ""
+
+
 def transfer_profile(target: MachineProfile, source_gpu: str = "h200") -> Transfer:
     """The ceilings a calibration fitted on ``source_gpu`` is applied to on ``target`` (see the module text)."""
     fractions = achievable_fractions("volta" if target.arch.lower() in VOLTA_FAMILY else "default")
-    clock = target.sustained_sm_clock_hz / target.sm_clock_hz if target.sustained_sm_clock_hz else 1.0
+    clock, clock_why = sustained_clock(target)
     factors: dict[str, float] = {}
     reasons: dict[str, str] = {}
     values = _fields(target)
@@ -175,7 +208,7 @@ def transfer_profile(target: MachineProfile, source_gpu: str = "h200") -> Transf
         clocked = field.startswith("peak_flops_per_s.") or field in ("bandwidth_Bps.L1", "bandwidth_Bps.L2")
         if clock != 1.0 and clocked:
             x *= clock
-            why.append(f"sustained / boost clock {clock:.3g}")
+            why.append(f"{clock_why} {clock:.3g}")
         if why:
             factors[field], reasons[field] = x, "; ".join(why)
     peaks = {(p, u): v * factors.get(f"peak_flops_per_s.{p.value}.{u.value}", 1.0)
@@ -184,7 +217,8 @@ def transfer_profile(target: MachineProfile, source_gpu: str = "h200") -> Transf
     profile = dataclasses.replace(target, peak_flops_per_s=frozen_map(peaks), bandwidth_Bps=frozen_map(bw)) \
         if factors else target
     issue, why = fp32_issue_factor(target, load_profile(source_gpu))
-    return Transfer(source_gpu, target, profile, frozen_map(factors), frozen_map(reasons), issue, why)
+    return Transfer(source_gpu, target, profile, frozen_map(factors), frozen_map(reasons), issue, why, clock,
+                    clock_why)
 
 
 def fp32_issue_factor(target: MachineProfile, source: MachineProfile) -> tuple[float, str]:

@@ -37,11 +37,35 @@ def test_measured_ceilings_are_used_as_they_are():
 def test_sustained_clock_scales_compute_and_on_chip_bandwidth():
     import dataclasses
 
-    t4 = dataclasses.replace(load_profile("t4"), sustained_sm_clock_hz=0.0)
+    from predictor.types import frozen_map
+
+    t4 = load_profile("t4")
+    # a T4-like board of more than 75 W without a sustained clock: boost clock (the power-limited rule is off)
+    t4 = dataclasses.replace(t4, sustained_sm_clock_hz=0.0, datasheet=frozen_map({**t4.datasheet, "tdp_w": 250}))
     slow = dataclasses.replace(t4, sustained_sm_clock_hz=1.2e9)
     a, b = transfer_profile(t4), transfer_profile(slow)
+    assert a.clock_factor == 1.0 and b.clock_factor == pytest.approx(1.2 / 1.59)
     assert b.factors["peak_flops_per_s.fp32.cuda"] == pytest.approx(a.factors["peak_flops_per_s.fp32.cuda"] * 1.2 / 1.59)
     assert b.factors["bandwidth_Bps.HBM"] == a.factors["bandwidth_Bps.HBM"]       # memory has its own clock
+
+
+def test_power_limited_boards_take_the_t4s_measured_sustained_fraction_of_boost():
+    import dataclasses
+
+    from predictor.machine.transfer import power_limited_clock_fraction
+
+    assert power_limited_clock_fraction() == 900e6 / 1590e6
+    l4, p4 = transfer_profile(load_profile("l4")), transfer_profile(load_profile("p4"))
+    assert l4.clock_factor == p4.clock_factor == 900e6 / 1590e6            # 72 W and 75 W: no published clock
+    assert l4.factors["peak_flops_per_s.fp32.cuda"] == pytest.approx(61900351337757.07 / 66.9e12 * 900 / 1590)
+    assert l4.factors["bandwidth_Bps.HBM"] == 3952090131751.126 / 4.8e12    # memory has its own clock
+    assert "power-limited board (72 W <= 75 W)" in l4.to_json()["sm_clock"]["why"]
+    assert "SM clock x0.566 (sustained)" in l4.summary()
+    assert transfer_profile(load_profile("t4")).clock_why == "sustained / boost clock"   # its own measurement
+    for gpu in ("a10", "a100-pcie-40gb", "h100", "v100-pcie-32gb"):                 # 150-700 W: boost clock
+        assert transfer_profile(load_profile(gpu)).clock_factor == 1.0
+    own = dataclasses.replace(load_profile("l4"), sustained_sm_clock_hz=1.5e9)      # a published clock wins
+    assert transfer_profile(own).clock_factor == pytest.approx(1.5 / 2.04)
 
 
 def _total(model, gpu, precision):
