@@ -214,14 +214,17 @@ AMP_KERNELS = Path(__file__).resolve().parents[1] / "data" / "h200" / "whatif" /
 _AMP_MODES = {"amp": "fp16", "amp_bf16": "bf16"}
 
 
-def learn_autocast_hidden(path: Path = AMP_KERNELS) -> dict[str, dict[str, float]]:
+def learn_autocast_hidden(path: Path = AMP_KERNELS) -> dict[str, dict[str, dict[str, float]]]:
     """Extra kernels of a batch norm under autocast (fp32 parameters, 16-bit input), per low precision, from
     the profiled eager forwards of training-split networks (calibration/networks/amp_kernels.py): kernels of
-    each module scope whose kernels all belong to aten::batch_norm, minus one."""
+    each module scope whose kernels all belong to aten::batch_norm, minus one (``count``); ``moving``: those lasting
+    at least MOVING_SHARE of the scope's main (longest) kernel, a pass over the activations, judged where that kernel
+    lasts MOVING_MIN_IO_S or more (the per-channel parameter kernels are fixed-cost)."""
     if not path.is_file():
         return {}
     doc = json.loads(path.read_text())
     extra: dict[str, list[int]] = {}
+    moving: dict[str, list[int]] = {}
     for case in doc.get("cases", []):
         prec = _AMP_MODES.get(case.get("mode", ""))
         if prec is None or case.get("error") or _zoo_split(case.get("network", "")) != "train":
@@ -232,8 +235,16 @@ def learn_autocast_hidden(path: Path = AMP_KERNELS) -> dict[str, dict[str, float
         for rs in scopes.values():
             if rs and all(r["aten_op"] == "aten::batch_norm" for r in rs):
                 extra.setdefault(prec, []).append(len(rs) - 1)
-    return {"BatchNormalization:fp32_params": {p: round(float(np.mean(xs)), 2) for p, xs in sorted(extra.items())
-                                               if len(xs) >= 3}} if extra else {}
+                ds = [float(r["duration_us"]) * 1e-6 for r in rs if r.get("leaf_op") != "Activity Buffer Request"]
+                if ds and max(ds) >= MOVING_MIN_IO_S:
+                    moving.setdefault(prec, []).append(moving_kernels(ds, 1, max(ds)))
+    out: dict[str, dict[str, float]] = {}
+    for p, xs in sorted(extra.items()):
+        if len(xs) >= 3:
+            count = round(float(np.mean(xs)), 2)
+            ms = moving.get(p, [])
+            out[p] = {"count": count, "moving": round(min(float(np.mean(ms)), count), 2) if len(ms) >= 3 else count}
+    return {"BatchNormalization:fp32_params": out} if out else {}
 
 
 def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: dict):

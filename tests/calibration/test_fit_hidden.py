@@ -29,3 +29,21 @@ def test_hidden_count_of_each_entry_form():
     per_group = {"kind": "grouped", "count": 0.5, "bytes_of": "none", "per_group": True}
     assert hidden_count({"Conv": {"fp32": per_group}}, node, "fp32") == (2.0, 0.0)
     assert hidden_count({}, node, "fp32") == (0.0, 0.0)
+
+
+def test_autocast_batch_norm_parameter_kernels_are_fixed_cost(tmp_path, monkeypatch):
+    import json
+
+    from calibration.fit import fit as fit_mod
+
+    monkeypatch.setattr(fit_mod, "_zoo_split", lambda name: "train")
+
+    def bn(scope, main_us):  # the transform over the activations, then two per-channel parameter kernels
+        return [{"module_path": scope, "aten_op": "aten::batch_norm", "leaf_op": "x", "duration_us": d}
+                for d in (main_us, 1.2, 2.0)]
+
+    rows = bn("bn1", 30.0) + bn("bn2", 20.0) + bn("bn3", 12.0) + bn("bn4", 3.0)  # bn4: too short to judge
+    path = tmp_path / "amp_kernels.json"
+    path.write_text(json.dumps({"cases": [{"network": "n", "mode": "amp_bf16", "rows": rows}]}))
+    assert fit_mod.learn_autocast_hidden(path) == {
+        "BatchNormalization:fp32_params": {"bf16": {"count": 2.0, "moving": 0.0}}}
