@@ -183,8 +183,9 @@ class FittedCalibration:
     def eager_time_s(self, preds: list[OpPrediction], n_host_ops: int) -> float:
         """GPU time when the host issues kernels one by one: each kernel starts no earlier than its launch.
 
-        Host issue times: ``host_dispatch_s.kernel`` per kernel and ``host_dispatch_s.op`` per node that
-        launches none (views, shape ops); a recurrent layer is one library call whose kernels after the first
+        Host issue times: ``host_dispatch_s.kernel`` per kernel (one for all of a node's hidden kernels, which its
+        library call launches) and ``host_dispatch_s.op`` per node that launches none (views, shape ops); a recurrent
+        layer is one library call whose kernels after the first
         cost ``host_dispatch_s.library_kernel`` each (cuDNN launches them without PyTorch's dispatcher).
         Ignores: the host running ahead across a whole network, CPU jitter.
         """
@@ -198,7 +199,7 @@ class FittedCalibration:
             if c.kernels == 0:
                 host += per_op
                 continue
-            kernels = c.kernels + len(p.extra_kernels)
+            kernels = c.kernels + (1 if p.extra_kernels else 0)  # one dispatch for a node's hidden kernels
             is_rnn = rnn.get(c.op_type)
             if is_rnn is None:
                 is_rnn = rnn[c.op_type] = op_class(c.op_type) == "rnn"

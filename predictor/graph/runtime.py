@@ -181,12 +181,12 @@ _SHAPE_READERS = frozenset({"Shape", "Size"})  # read a tensor's shape, never it
 
 
 def _qkv_views(ix: _Index, starts: list[str], group: set[str]) -> list[Node]:
-    """Layout nodes upstream of a fused attention call's q, k, v inputs that only feed it: transposes, reshapes and
-    squeezes, and constant scalar-index Gathers (the q/k/v split of nn.MultiheadAttention's packed projection),
-    each of whose outputs is consumed only by such nodes, by the call or by shape reads. PyTorch passes strided views to SDPA and its
-    fused multi-head attention path reads the packed projection in place: no copy kernel runs (torchvision's
-    ViT-B/16 kernel table: per layer two projection GEMMs and one flash kernel). Ignores: a training step's
-    ``.contiguous()`` copy of the packed projection."""
+    """Layout nodes upstream of a fused attention call's q, k, v inputs that only feed it, found through reshapes and
+    squeezes: transposes and constant scalar-index Gathers (the q/k/v split of nn.MultiheadAttention's packed
+    projection), each of whose outputs is consumed only by such nodes, by the call or by shape reads. PyTorch passes
+    strided views to SDPA and its fused multi-head attention path reads the packed projection in place: no copy
+    kernel runs (torchvision's ViT-B/16 kernel table: per layer two projection GEMMs and one flash kernel). Ignores:
+    a training step's ``.contiguous()`` copy of the packed projection."""
     cand: dict[str, Node] = {}
     stack = list(starts)
     while stack:
@@ -207,7 +207,8 @@ def _qkv_views(ix: _Index, starts: list[str], group: set[str]) -> list[Node]:
                                for c in cons):
                 del cand[name]
                 changed = True
-    return list(cand.values())
+    # reshapes and squeezes launch nothing anyway: left as they are, a training step keeps their backward
+    return [n for n in cand.values() if n.op_type in ("Transpose", "Gather")]
 
 
 def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
