@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import os
 from itertools import repeat
+from operator import attrgetter
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -815,9 +816,15 @@ def _inferred(memo: dict, n: RawNode, ins: list, vals: list) -> dict:
     given, their dtypes and shapes and known values, the number of outputs."""
     if n.attr_key is None:
         return {}
-    key = (n.op_type, n.domain, n.attr_key, len(n.output),
-           tuple([(i.dtype, i.shape) if i is not None else (x != "") for i, x in zip(ins, n.input)]),
-           tuple([(v.dtype, v.shape, tuple(v.data)) if v is not None else None for v in vals]))
+    if all(ins):  # (every input given and typed: no Python frame per input)
+        in_key = tuple(map(_dtype_shape, ins))
+    else:
+        in_key = tuple([(i.dtype, i.shape) if i is not None else (x != "") for i, x in zip(ins, n.input)])
+    if vals.count(None) == len(vals):  # (no known input value: most nodes) as below, all None
+        val_key = tuple(vals)
+    else:
+        val_key = tuple([(v.dtype, v.shape, tuple(v.data)) if v is not None else None for v in vals])
+    key = (n.op_type, n.domain, n.attr_key, len(n.output), in_key, val_key)
     try:
         entry = memo.get(key)
     except TypeError:  # an unhashable value (a string tensor's bytes are hashable; anything else is not)
@@ -825,6 +832,9 @@ def _inferred(memo: dict, n: RawNode, ins: list, vals: list) -> dict:
     if entry is None:
         entry = memo[key] = {}
     return entry
+
+
+_dtype_shape = attrgetter("dtype", "shape")  # (dtype, shape) of a TensorInfo
 
 
 def _infer_output(n: RawNode, ins: list, vals: list, k: int) -> tuple:
