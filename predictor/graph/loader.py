@@ -947,8 +947,14 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
             raise PredictorError(f"node '{name}': metadata is not valid UTF-8 (corrupt file)")
         if not n.attrs:
             attrs = _EMPTY
-        elif n.attr_key is None:
-            attrs = frozen_map(_attrs(n))
+        elif n.attr_key is None:  # a tensor or graph attribute (a Constant's value): shared by its text form
+            converted = _attrs(n)
+            ck = _exact_key(converted)
+            attrs = shared_attrs.get(ck) if ck is not None else None
+            if attrs is None:
+                attrs = frozen_map(converted)
+                if ck is not None:
+                    shared_attrs[ck] = attrs
         else:
             attrs = shared_attrs.get(n.attr_key)
             if attrs is None:
@@ -965,6 +971,33 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
 
 
 _EMPTY = frozen_map()  # shared by the nodes with no attributes / no known input values (read-only)
+
+
+def _exact_key(attrs: dict) -> tuple | None:
+    """A hashable key equal only for attribute maps equal in every value and its type (floats by their hex form:
+    -0.0 is not 0.0, NaN is NaN), tagged apart from the raw attribute keys (RawNode.attr_key); None for a value
+    of another type."""
+    out: list = ["converted"]
+    for name, v in attrs.items():
+        t = type(v)
+        if t is float:
+            out.append((name, t, v.hex()))
+        elif t is int or t is str:
+            out.append((name, t, v))
+        elif t is tuple:
+            items = []
+            for x in v:
+                tx = type(x)
+                if tx is float:
+                    items.append((tx, x.hex()))
+                elif tx is int or tx is str:
+                    items.append((tx, x))
+                else:
+                    return None
+            out.append((name, t, tuple(items)))
+        else:
+            return None
+    return tuple(out)
 
 
 def _unknown(infos: dict[str, TensorInfo], name: str, static: set[str]) -> TensorInfo:
