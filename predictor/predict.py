@@ -13,8 +13,6 @@ from .graph.loader import Graph, load
 from .graph.traffic import traffic_for
 from .machine.profile import MachineProfile
 from .opinfo import op_info
-from .optimize import apply_passes
-from .optimize import resolve as resolve_passes
 from .precision import MIXED, PrecisionPolicy
 from .precision import policy as get_policy
 from .types import DEFAULT_OPSET, NetworkPrediction, OpPrediction, PredictorError, frozen_map
@@ -36,6 +34,16 @@ class PreparedGraph:
     notes: tuple[str, ...]  # what the quantisation did
 
 
+def resolve_passes(optimize: tuple[str, ...] | str) -> tuple[str, ...]:
+    """``optimize.resolve``: the pass names in pipeline order (an unknown name is an error); the optimisation
+    package is imported only when passes are named (a plain prediction does without it: start-up)."""
+    if not optimize:
+        return ()
+    from .optimize import resolve
+
+    return resolve(optimize)
+
+
 def prepare_graph(graph: Graph, pol: PrecisionPolicy, optimize: tuple[str, ...] | str = ()) -> PreparedGraph:
     """The one rewrite of a loaded graph that inference (predict_graph) and a training step (predictor/train) cost."""
     passes = resolve_passes(optimize)
@@ -55,6 +63,8 @@ def prepare_graph(graph: Graph, pol: PrecisionPolicy, optimize: tuple[str, ...] 
             q = quantise(graph)
             graph, node_pol, qnotes = q.graph, q.node_policy, q.notes
     if passes:  # after autocast: fused nodes keep their last member's name, hence its precision policy
+        from .optimize import apply_passes
+
         graph = apply_passes(graph, passes)
     return PreparedGraph(graph, node_pol, passes, qnotes)
 

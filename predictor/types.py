@@ -73,8 +73,8 @@ def frozen_map(d: Mapping | None = None) -> Mapping:
     return MappingProxyType(dict(d or {}))
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@fast_init  # (its __init__: init=False leaves none to compile)
+@dataclass(frozen=True, slots=True, init=False)
 class TensorInfo:
     """A typed tensor of the graph. ``shape`` is None when it could not be inferred.
 
@@ -93,8 +93,8 @@ class TensorInfo:
         return None if self.shape is None else prod(self.shape)
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@fast_init  # (its __init__: init=False leaves none to compile)
+@dataclass(frozen=True, slots=True, init=False)
 class Node:
     """One ONNX node with its typed input and output tensors (missing optional inputs are None)."""
 
@@ -111,8 +111,8 @@ class Node:
     scope: str = ""
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@fast_init  # (its __init__: init=False leaves none to compile)
+@dataclass(frozen=True, slots=True, init=False)
 class OpWork:
     """What an op formula returns: precision-free work counts of one node.
 
@@ -156,8 +156,8 @@ class OpWork:
     thread_loop: tuple[int, int] | None = None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@fast_init  # (its __init__: init=False leaves none to compile)
+@dataclass(frozen=True, slots=True, init=False)
 class FlopCount:
     """FLOPs of one (precision, unit)."""
 
@@ -176,8 +176,8 @@ class _TotalFlopsSlot:
 _set_total_flops = _TotalFlopsSlot._total_flops.__set__
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@fast_init  # (its __init__: init=False leaves none to compile)
+@dataclass(frozen=True, slots=True, init=False)
 class OpCost(_TotalFlopsSlot):
     """Costed node: FLOPs by (precision, unit) and bytes moved at each memory level."""
 
@@ -204,8 +204,8 @@ def set_total_flops(cost: OpCost, total: float) -> None:
     _set_total_flops(cost, total)
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@fast_init  # (its __init__: init=False leaves none to compile)
+@dataclass(frozen=True, slots=True, init=False)
 class OpPrediction:
     """Predicted time of one node and what bounds it.
 

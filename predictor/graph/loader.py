@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import os
 from itertools import repeat
+from operator import attrgetter
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -815,9 +816,15 @@ def _inferred(memo: dict, n: RawNode, ins: list, vals: list) -> dict:
     given, their dtypes and shapes and known values, the number of outputs."""
     if n.attr_key is None:
         return {}
-    key = (n.op_type, n.domain, n.attr_key, len(n.output),
-           tuple([(i.dtype, i.shape) if i is not None else (x != "") for i, x in zip(ins, n.input)]),
-           tuple([(v.dtype, v.shape, tuple(v.data)) if v is not None else None for v in vals]))
+    if all(ins):  # (every input given and typed: no Python frame per input)
+        in_key = tuple(map(_dtype_shape, ins))
+    else:
+        in_key = tuple([(i.dtype, i.shape) if i is not None else (x != "") for i, x in zip(ins, n.input)])
+    if vals.count(None) == len(vals):  # (no known input value: most nodes) as below, all None
+        val_key = tuple(vals)
+    else:
+        val_key = tuple([(v.dtype, v.shape, tuple(v.data)) if v is not None else None for v in vals])
+    key = (n.op_type, n.domain, n.attr_key, len(n.output), in_key, val_key)
     try:
         entry = memo.get(key)
     except TypeError:  # an unhashable value (a string tensor's bytes are hashable; anything else is not)
@@ -825,6 +832,9 @@ def _inferred(memo: dict, n: RawNode, ins: list, vals: list) -> dict:
     if entry is None:
         entry = memo[key] = {}
     return entry
+
+
+_dtype_shape = attrgetter("dtype", "shape")  # (dtype, shape) of a TensorInfo
 
 
 def _infer_output(n: RawNode, ins: list, vals: list, k: int) -> tuple:
@@ -937,8 +947,14 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
             raise PredictorError(f"node '{name}': metadata is not valid UTF-8 (corrupt file)")
         if not n.attrs:
             attrs = _EMPTY
-        elif n.attr_key is None:
-            attrs = frozen_map(_attrs(n))
+        elif n.attr_key is None:  # a tensor or graph attribute (a Constant's value): shared by its text form
+            converted = _attrs(n)
+            ck = _exact_key(converted)
+            attrs = shared_attrs.get(ck) if ck is not None else None
+            if attrs is None:
+                attrs = frozen_map(converted)
+                if ck is not None:
+                    shared_attrs[ck] = attrs
         else:
             attrs = shared_attrs.get(n.attr_key)
             if attrs is None:
@@ -955,6 +971,33 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
 
 
 _EMPTY = frozen_map()  # shared by the nodes with no attributes / no known input values (read-only)
+
+
+def _exact_key(attrs: dict) -> tuple | None:
+    """A hashable key equal only for attribute maps equal in every value and its type (floats by their hex form:
+    -0.0 is not 0.0, NaN is NaN), tagged apart from the raw attribute keys (RawNode.attr_key); None for a value
+    of another type."""
+    out: list = ["converted"]
+    for name, v in attrs.items():
+        t = type(v)
+        if t is float:
+            out.append((name, t, v.hex()))
+        elif t is int or t is str:
+            out.append((name, t, v))
+        elif t is tuple:
+            items = []
+            for x in v:
+                tx = type(x)
+                if tx is float:
+                    items.append((tx, x.hex()))
+                elif tx is int or tx is str:
+                    items.append((tx, x))
+                else:
+                    return None
+            out.append((name, t, tuple(items)))
+        else:
+            return None
+    return tuple(out)
 
 
 def _unknown(infos: dict[str, TensorInfo], name: str, static: set[str]) -> TensorInfo:

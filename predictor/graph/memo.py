@@ -23,17 +23,25 @@ def node_key(node: Node) -> tuple:
     long as its node, so equal ids are equal attributes (other equal maps only miss a reuse)."""
     ins = node.inputs
     const = node.const_inputs
-    if len(ins) > 1:
+    if len(ins) == 2 and ins[0] is not None and ins[1] is not None:  # (most nodes: binary ops, MatMul; as below)
+        a, b = ins
+        an, bn = a.name, b.name
+        same = (0, 0) if an == bn else (0, 1)
+        known = (const.get(an), const.get(bn)) if const else ()
+        in_sigs = ((a.dtype, a.shape, a.is_initializer), (b.dtype, b.shape, b.is_initializer))
+    elif len(ins) > 1:
         names = [t.name if t is not None else None for t in ins]
         same = tuple([names.index(x) for x in names])
         known = tuple([const.get(x) for x in names]) if const else ()
+        if all(ins):  # (no omitted input: the signatures by attrgetter, without a Python frame per tensor)
+            in_sigs = tuple(map(_in_sig, ins))
+        else:
+            in_sigs = tuple([_in_sig(t) if t is not None else None for t in ins])
     else:
         same = ()
-        known = (const.get(ins[0].name),) if const and ins and ins[0] is not None else ()
-    if all(ins):  # (no omitted input: the signatures by attrgetter, without a Python frame per tensor)
-        in_sigs = tuple(map(_in_sig, ins))
-    else:
-        in_sigs = tuple([_in_sig(t) if t is not None else None for t in ins])
+        t = ins[0] if ins else None
+        known = (const.get(t.name),) if const and t is not None else ()
+        in_sigs = ((t.dtype, t.shape, t.is_initializer),) if t is not None else ((None,) if ins else ())
     outs = node.outputs
     if len(outs) == 1:
         o = outs[0]

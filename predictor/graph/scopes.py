@@ -66,7 +66,7 @@ def scope_from_name(node_name: str) -> str:
     return qualify(parts)
 
 
-_QUOTED = re.compile(r"'([^'\\]*)'")
+_QUOTED = r"'([^'\\]*)'"  # (compiled on first use by re's cache: only dynamo exports have metadata)
 
 
 @lru_cache(maxsize=8192)
@@ -77,7 +77,7 @@ def scope_from_metadata(value: str) -> str:
     with a regular expression when writing its items back gives the same text (so the result is
     ``ast.literal_eval``'s); anything else goes through ``ast.literal_eval`` (~0.2 ms a call)."""
     if value.startswith("[") and value.endswith("]"):
-        items = _QUOTED.findall(value)
+        items = re.findall(_QUOTED, value)
         if "[" + ", ".join(f"'{i}'" for i in items) + "]" == value:
             return qualify(items)
     try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
@@ -276,4 +275,7 @@ def parse_profile(doc: Any, where: str = "<profile>") -> MachineProfile:
 
 
 def _is_cc(text: str) -> bool:
-    return re.fullmatch(r"[0-9]{1,3}\.[0-9]{1,3}", text) is not None
+    """``text`` is 'major.minor', each one to three ASCII digits (the regular expression [0-9]{1,3}\\.[0-9]{1,3},
+    without compiling one at start-up)."""
+    major, dot, minor = text.partition(".")
+    return bool(dot) and 0 < len(major) <= 3 and 0 < len(minor) <= 3 and all(c in "0123456789" for c in major + minor)

@@ -104,3 +104,20 @@ def test_quant_op_types_agree():
     from predictor.quant import INT8_OPS
 
     assert QUANT_OPS == INT8_OPS | {"DequantizeLinear", "QuantizeLinear"}
+
+
+def test_constants_alike_share_one_attribute_map_and_one_key():
+    """Constant nodes whose tensors differ but whose attribute maps read alike ({'value': '<tensor>'}) share one
+    map, hence one node key (costed once); maps that differ in a value's type or sign are never shared."""
+    from predictor.graph.loader import _exact_key
+
+    c = [helper.make_node("Constant", [], [f"c{i}"], name=f"const{i}",
+                          value=helper.make_tensor(f"t{i}", 1, [4], [float(i)] * 4)) for i in range(2)]
+    add = helper.make_node("Add", ["c0", "c1"], ["y"], name="add")
+    g = load_model_proto(make_model([*c, add], [], [("y", "float32", None)], {}))
+    c0, c1 = (n for n in g.nodes if n.op_type == "Constant")
+    assert dict(c0.attrs) == {"value": "<tensor>"} and c0.attrs is c1.attrs and node_key(c0) == node_key(c1)
+    assert _exact_key({"a": -0.0}) != _exact_key({"a": 0.0}) and _exact_key({"a": 1}) != _exact_key({"a": 1.0})
+    assert _exact_key({"a": (1, 2)}) != _exact_key({"a": (1.0, 2)})
+    assert _exact_key({"a": float("nan")}) == _exact_key({"a": float("nan")})
+    assert _exact_key({"a": [1]}) is None
