@@ -211,6 +211,17 @@ def _qkv_views(ix: _Index, starts: list[str], group: set[str]) -> list[Node]:
     return [n for n in cand.values() if n.op_type in ("Transpose", "Gather")]
 
 
+def _fusable_shapes(qkv) -> bool:
+    """Whether PyTorch's fused SDPA kernels take these q, k (transposed: B x H x D x S), v: 4-D, with equal batch and
+    heads (sdp_utils' dense checks). Otherwise SDPA runs its math path, kernel by kernel: NesT's 5-D blocks and a
+    multi-query K of one head broadcast over the query heads (Falcon's, not expanded) take it. Unknown shapes
+    pass. Ignores: the math path's fp32 upcast of 16-bit inputs."""
+    shapes = [t.shape for t in qkv]
+    if any(sh is None for sh in shapes):
+        return True
+    return all(len(sh) == 4 for sh in shapes) and len({tuple(sh[:2]) for sh in shapes}) == 1
+
+
 def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
     if sm.op_type != "Softmax":
         return None
@@ -252,6 +263,8 @@ def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
     # views around the fused kernel: the layout nodes between the projections and q, k, v (head transposes, the
     # q/k/v split of a packed projection) and the output's head transpose
     qkv = (mq.inputs[1 - _scalar_const(ix, mq)], mk.inputs[1 - _scalar_const(ix, mk)], second.inputs[1])
+    if not _fusable_shapes(qkv):
+        return None
     extra += _qkv_views(ix, [t.name for t in qkv], {mq.name, mk.name, second.name})
     # multi-/grouped-query attention: K and V broadcast over the query heads by Expand (+ Reshape to B x H); SDPA
     # reads the broadcast views, no copy kernel runs (the GPTBigCode-shaped decoder's kernel table)

@@ -1,5 +1,6 @@
 """Runtime patterns: exporter decompositions folded back into the kernels PyTorch eager launches."""
 import numpy as np
+import pytest
 from onnx import helper
 
 from predictor.graph.cost import cost_graph
@@ -240,3 +241,19 @@ def test_a_view_with_another_consumer_stays_a_copy():
     # v's transpose also feeds a Relu (another consumer than the call): it and its Gather stay kernels
     assert costs["tv"].kernels == 1 and costs["gv"].kernels == 1
     assert costs["tq"].kernels == 0 and costs["gk"].kernels == 0
+
+
+@pytest.mark.parametrize("kt_shape, v_shape", [
+    ([1, 1, 8, 4], [1, 1, 4, 8]),  # one K/V head broadcast over two query heads (not expanded): multi-query
+    ([1, 2, 8, 4], [1, 2, 4, 8]),  # q below is 5-D: blocked attention
+])
+def test_shapes_the_fused_kernels_refuse_run_the_math_path(kt_shape, v_shape):
+    nodes, inputs, outputs, inits = _sdpa_graph()
+    q_shape = [1, 2, 4, 8] if kt_shape[1] == 1 else [1, 1, 2, 4, 8]
+    if len(q_shape) == 5:
+        kt_shape, v_shape = [1, 1] + kt_shape[1:], [1, 1] + v_shape[1:]
+    inputs = [("q", "float32", q_shape), ("kt", "float32", kt_shape), ("v", "float32", v_shape)]
+    costs = _cost(nodes, inputs, outputs, inits)
+    # PyTorch's flash and memory-efficient kernels take 4-D q, k, v of equal batch and heads only
+    assert costs["mm1"].kernels == 1 and costs["sm"].kernels == 1 and costs["mm2"].kernels == 1
+    assert not costs["mm2"].work.fused_attention
