@@ -185,8 +185,8 @@ class FittedCalibration:
 
         Host issue times: ``host_dispatch_s.kernel`` per kernel (one for all of a node's hidden kernels, which its
         library call launches) and ``host_dispatch_s.op`` per node that launches none (views, shape ops); a recurrent
-        layer is one library call whose kernels after the first
-        cost ``host_dispatch_s.library_kernel`` each (cuDNN launches them without PyTorch's dispatcher).
+        layer is one library call whose kernels after the first cost ``host_dispatch_s.library_kernel`` each (cuDNN
+        launches them without PyTorch's dispatcher).
         Ignores: the host running ahead across a whole network, CPU jitter.
         """
         per_kernel = self.host.get("kernel", 0.0)

@@ -261,7 +261,7 @@ def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
             extra.append(mp)  # boolean mask turned additive: SDPA takes the boolean mask itself
             mask_src = mp.inputs[0]
     # views around the fused kernel: the layout nodes between the projections and q, k, v (head transposes, the
-    # q/k/v split of a packed projection) and the output's head transpose
+    # q/k/v split of a packed projection; the output's head transpose below), when the fused kernels take the shapes
     qkv = (mq.inputs[1 - _scalar_const(ix, mq)], mk.inputs[1 - _scalar_const(ix, mk)], second.inputs[1])
     if not _fusable_shapes(qkv):
         return None
