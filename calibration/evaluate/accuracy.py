@@ -56,21 +56,19 @@ def evaluate(calibration=None) -> list[dict]:
     return rows
 
 
-WHATIF_AMP = DATA / "h200" / "whatif" / "amp"
-WHATIF_AMP_BLIND = DATA / "h200" / "whatif" / "amp_blind"  # the first blind set's autocast forwards (now training data)
-WHATIF_AMP_BLIND2 = DATA / "h200" / "whatif" / "amp_blind2"  # the second blind set's (training data since it was spent)
-WHATIF_AMP_BLIND5 = DATA / "h200" / "whatif" / "amp_blind5"  # the fifth blind set's (training data since it was spent)
+WHATIF = DATA / "h200" / "whatif"  # amp/: the held-out networks' autocast forwards; amp_blind*/: each blind set's
 
 
 def evaluate_amp(calibration=None) -> list[dict]:
-    """One row per measured autocast case (calibration/data/h200/whatif/amp, amp_blind, amp_blind2 and amp_blind5, fp32
-    modules under torch.autocast; reference as timing.py): predicted with ``--precision amp`` / ``amp-bf16``."""
+    """One row per measured autocast case (every whatif.json under calibration/data/h200/whatif/amp and amp_blind*:
+    fp32 modules under torch.autocast; reference as timing.py), its split the zoo's (a blind set's until it is
+    spent): predicted with ``--precision amp`` / ``amp-bf16``."""
     profile = load_profile("h200")
     cal = calibration or bundled_calibration(profile)
     rows = []
-    cases: dict[tuple, dict] = {}  # a case measured in several runs keeps the last run's
-    for path in (sorted(WHATIF_AMP.glob("*/whatif.json")) + sorted(WHATIF_AMP_BLIND.glob("**/whatif.json"))
-                 + sorted(WHATIF_AMP_BLIND2.glob("**/whatif.json")) + sorted(WHATIF_AMP_BLIND5.glob("*/whatif.json"))):
+    cases: dict[tuple, dict] = {}  # a case measured in several runs keeps the last run's (paths in name order)
+    dirs = [WHATIF / "amp"] + sorted(WHATIF.glob("amp_blind*"))
+    for path in [f for d in dirs for f in sorted(d.glob("**/whatif.json"))]:
         for c in json.loads(path.read_text())["cases"]:
             if not c.get("error"):
                 cases[(c["network"], c["precision"], c["batch"])] = c
@@ -151,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     summary["roofline baseline (uncalibrated, ERT ceilings)"] = {
         split: summarise([r for r in base if r["split"] == split]) for split in SPLITS}
     amp = evaluate_amp(cal)
-    summary["autocast (training, whatif/amp_blind and amp_blind2)"] = amp_tables(
+    summary["autocast (training: the spent blind sets, whatif/amp_blind*)"] = amp_tables(
         [r for r in amp if r["split"] == "train"])
     summary["autocast (held-out, whatif/amp)"] = amp_tables([r for r in amp if r["split"] == "heldout"])
     for split in SPLITS[2:]:  # a blind set's autocast forwards, while it is one
