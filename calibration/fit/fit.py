@@ -28,6 +28,7 @@ from types import SimpleNamespace
 
 from predictor.timing import NUMPY_OPS, PARAMS, hidden_bytes_share, kernel_features, kernel_time, param_bounds
 from predictor.timing.params import MIN_TENSOR_EFFICIENCY
+from predictor.fitted import HiddenKernel
 from predictor.graph.cost import cost_graph
 from predictor.graph.fused import runtime_op
 from predictor.graph.ops.rnn import is_bidirectional_rnn
@@ -186,15 +187,18 @@ def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str,
     table: dict[str, dict[str, dict[str, float]]] = {}
     for (op, prec), xs in sorted(extra.items()):
         if len(xs) >= 3:
-            avg = float(np.mean(xs))
-            if avg >= 0.25:
-                count = round(min(avg, 4.0), 2)
-                ms = moving.get((op, prec), [])
-                move = round(min(float(np.mean(ms)), count), 2) if len(ms) >= 3 else count
-                table.setdefault(op, {})[prec] = {"count": count, "moving": move}
+            if float(np.mean(xs)) >= 0.25:
+                table.setdefault(op, {})[prec] = _hidden_entry(xs, moving.get((op, prec), []), cap=4.0)
             elif ":" in op:  # a refined key with (almost) no extra kernels overrides its op type's count
                 table.setdefault(op, {})[prec] = {"count": 0.0, "moving": 0.0}
     return table
+
+
+def _hidden_entry(xs: list[int], ms: list[int], cap: float = math.inf) -> dict[str, float]:
+    """{count, moving}: the mean extra kernels per node (``xs``, at most ``cap``) and the mean activation-moving ones
+    where judged (``ms``: at least three nodes, else all of them move)."""
+    count = round(min(float(np.mean(xs)), cap), 2)
+    return {"count": count, "moving": round(min(float(np.mean(ms)), count), 2) if len(ms) >= 3 else count}
 
 
 def hidden_count(hidden: dict, node, precision: str, op: str | None = None) -> tuple[float, float]:
@@ -205,7 +209,7 @@ def hidden_count(hidden: dict, node, precision: str, op: str | None = None) -> t
     if isinstance(e, dict):
         if "moving" in e:
             return e["count"], e["moving"]
-        n = e["count"] * (int(node.attrs.get("group", 1) or 1) if e.get("per_group") else 1)
+        n = HiddenKernel(**e).count_for(node)
         return n, (0.0 if e.get("bytes_of") == "none" else n)
     return e, e
 
@@ -238,12 +242,7 @@ def learn_autocast_hidden(path: Path = AMP_KERNELS) -> dict[str, dict[str, dict[
                 ds = [float(r["duration_us"]) * 1e-6 for r in rs if r.get("leaf_op") != "Activity Buffer Request"]
                 if ds and max(ds) >= MOVING_MIN_IO_S:
                     moving.setdefault(prec, []).append(moving_kernels(ds, 1, max(ds)))
-    out: dict[str, dict[str, float]] = {}
-    for p, xs in sorted(extra.items()):
-        if len(xs) >= 3:
-            count = round(float(np.mean(xs)), 2)
-            ms = moving.get(p, [])
-            out[p] = {"count": count, "moving": round(min(float(np.mean(ms)), count), 2) if len(ms) >= 3 else count}
+    out = {p: _hidden_entry(xs, moving.get(p, [])) for p, xs in sorted(extra.items()) if len(xs) >= 3}
     return {"BatchNormalization:fp32_params": out} if out else {}
 
 
