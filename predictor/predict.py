@@ -62,6 +62,10 @@ def prepare_graph(graph: Graph, pol: PrecisionPolicy, optimize: tuple[str, ...] 
         if has_quantisation(graph):
             q = quantise(graph)
             graph, node_pol, qnotes = q.graph, q.node_policy, q.notes
+    if not mixed_precision and not node_pol:  # 16-bit SDPA calls on PyTorch's math path compute in fp32
+        from .math_attention import upcast_math_attention
+
+        graph, node_pol = upcast_math_attention(graph, pol)
     if passes:  # after autocast: fused nodes keep their last member's name, hence its precision policy
         from .optimize import apply_passes
 

@@ -36,6 +36,7 @@ from predictor.graph.opclass import KERNEL_CLASSES, hidden_entry, hidden_key, ke
 from predictor.graph.traffic import params_for, traffic_for
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
+from predictor.predict import prepare_graph
 from predictor.roofline import level_times_s
 from predictor.types import DEFAULT_OPSET, MemLevel
 
@@ -133,10 +134,12 @@ def _costs(case: Case, profile):
     if graph is None:
         return None, None
     pol = policy(case.precision)
+    prepared = prepare_graph(graph, pol)  # as predict costs it (16-bit math-path attention in fp32)
+    graph, node_pol = prepared.graph, prepared.node_policy
     gc = cost_graph(graph.nodes, pol, graph.opset or DEFAULT_OPSET, traffic_for(profile),
-                    graph.input_names)
+                    graph.input_names, node_policies=node_pol)
     nodes = {n.name: n for n in graph.nodes}
-    return gc, nodes
+    return gc, nodes, {name: p.name for name, p in node_pol.items()}
 
 
 # an extra kernel moves the node's activations when it lasts at least this share of one pass over them (a layout
@@ -165,7 +168,7 @@ def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str,
     bw = profile.bandwidth(MemLevel.HBM)
     for case in cases:
         rows = kernels.get(case.key)
-        gc, nodes = _costs(case, profile)
+        gc, nodes, node_prec = _costs(case, profile)
         if not rows or gc is None:
             continue
         by_scope: dict[str, list] = {}
@@ -180,10 +183,11 @@ def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str,
                                           _hidden_bytes(cs[0]) / bw / 2.0)
                 op = runtime_op(nodes[cs[0].name], cs[0].work)
                 key = hidden_key(nodes[cs[0].name], op)
+                prec = node_prec.get(cs[0].name, case.precision)
                 for k in dict.fromkeys((op, key)):
-                    extra.setdefault((k, case.precision), []).append(n_extra)
+                    extra.setdefault((k, prec), []).append(n_extra)
                     if n_moving is not None:
-                        moving.setdefault((k, case.precision), []).append(n_moving)
+                        moving.setdefault((k, prec), []).append(n_moving)
     table: dict[str, dict[str, dict[str, float]]] = {}
     for (op, prec), xs in sorted(extra.items()):
         if len(xs) >= 3:
@@ -253,7 +257,7 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
     measured, weights, case_ref, sample_case = [], [], [], []
     for case in cases:
         rows = kernels.get(case.key)
-        gc, nodes = _costs(case, profile)
+        gc, nodes, node_prec = _costs(case, profile)
         if not rows or gc is None:
             continue
         meas = {s: sum(r.duration_s for r in rs) for s, rs in kernels_by_scope(rows).items()}
@@ -273,7 +277,8 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
             else:
                 sid = -1
             for c in cs:
-                append_node(cols, c, nodes[c.name], case.precision, profile, hidden, groups, sid, cid)
+                append_node(cols, c, nodes[c.name], node_prec.get(c.name, case.precision), profile, hidden, groups,
+                            sid, cid)
     return (node_rows(cols), np.asarray(measured), np.asarray(weights), np.asarray(case_ref),
             np.asarray(sample_case, dtype=int))
 

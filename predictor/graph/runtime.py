@@ -215,14 +215,17 @@ def _fusable_shapes(qkv) -> bool:
     """Whether PyTorch's fused SDPA kernels take these q, k (transposed: B x H x D x S), v: 4-D, with equal batch and
     heads (sdp_utils' dense checks). Otherwise SDPA runs its math path, kernel by kernel: NesT's 5-D blocks and a
     multi-query K of one head broadcast over the query heads (Falcon's, not expanded) take it. Unknown shapes
-    pass. Ignores: the math path's fp32 upcast of 16-bit inputs."""
+    pass. The math path's fp32 upcast of 16-bit inputs: predictor/math_attention.py."""
     shapes = [t.shape for t in qkv]
     if any(sh is None for sh in shapes):
         return True
     return all(len(sh) == 4 for sh in shapes) and len({tuple(sh[:2]) for sh in shapes}) == 1
 
 
-def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
+def _sdpa_match(ix: _Index, sm: Node, math_path: bool = False) -> _SdpaMatch | None:
+    """The SDPA call around Softmax ``sm`` that the fused kernels take; with ``math_path``, instead the call whose
+    shapes they do not take (its nodes without the mask conversion, the views or the output transpose, which stay
+    kernels of their own on that path)."""
     if sm.op_type != "Softmax":
         return None
     first = ix.prod(sm, 0)
@@ -263,8 +266,11 @@ def _sdpa_match(ix: _Index, sm: Node) -> _SdpaMatch | None:
     # views around the fused kernel: the layout nodes between the projections and q, k, v (head transposes, the
     # q/k/v split of a packed projection; the output's head transpose below), when the fused kernels take the shapes
     qkv = (mq.inputs[1 - _scalar_const(ix, mq)], mk.inputs[1 - _scalar_const(ix, mk)], second.inputs[1])
-    if not _fusable_shapes(qkv):
+    if _fusable_shapes(qkv) == math_path:
         return None
+    if math_path:
+        group = [mq, mk, first] + ([add] if add is not None else []) + [sm] + guard + [second]
+        return _SdpaMatch(group, mq, mk, second, add, [], mask_src)
     extra += _qkv_views(ix, [t.name for t in qkv], {mq.name, mk.name, second.name})
     # multi-/grouped-query attention: K and V broadcast over the query heads by Expand (+ Reshape to B x H); SDPA
     # reads the broadcast views, no copy kernel runs (the GPTBigCode-shaped decoder's kernel table)
@@ -296,6 +302,34 @@ def sdpa_groups(nodes: Sequence[Node], graph_inputs: frozenset = frozenset()) ->
             if m is not None:
                 out.update(x.name for x in m.group)
     return frozenset(out)
+
+
+@dataclass(frozen=True)
+class MathAttention:
+    """One SDPA call PyTorch runs on its math path (shapes its fused kernels do not take): the names of its nodes
+    and its q, k (as the score MatMul reads it, transposed) and v inputs and its output."""
+
+    nodes: frozenset
+    q: object
+    k: object
+    v: object
+    out: object
+
+
+def math_attention_calls(nodes: Sequence[Node], graph_inputs: frozenset = frozenset()) -> list[MathAttention]:
+    """The SDPA calls of ``nodes`` that run on PyTorch's math path, kernel by kernel (before costing)."""
+    ix = _Index([], nodes)
+    ix.graph_inputs = graph_inputs
+    out: list[MathAttention] = []
+    for n in nodes:
+        if n.op_type != "Softmax":
+            continue
+        m = _sdpa_match(ix, n, math_path=True)
+        if m is not None:
+            out.append(MathAttention(frozenset(x.name for x in m.group), m.mq.inputs[1 - _scalar_const(ix, m.mq)],
+                                     m.mk.inputs[1 - _scalar_const(ix, m.mk)], m.second.inputs[1],
+                                     m.second.outputs[0]))
+    return out
 
 
 @pattern("sdpa", ("Softmax",))
