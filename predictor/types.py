@@ -5,7 +5,7 @@ Units are in the names: ``flops`` (an FMA is 2 FLOPs), ``bytes``, ``time_s``, ``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from enum import Enum
 from math import prod
@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from .fastinit import fast_init
+from .frozen import frozen_dataclass
 
 # the default-domain opset the cost formulas read a model as when it declares none (attribute defaults, semantics)
 DEFAULT_OPSET = 21
@@ -74,7 +75,7 @@ def frozen_map(d: Mapping | None = None) -> Mapping:
 
 
 @fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True, init=False)
 class TensorInfo:
     """A typed tensor of the graph. ``shape`` is None when it could not be inferred.
 
@@ -94,7 +95,7 @@ class TensorInfo:
 
 
 @fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True, init=False)
 class Node:
     """One ONNX node with its typed input and output tensors (missing optional inputs are None)."""
 
@@ -112,7 +113,7 @@ class Node:
 
 
 @fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True, init=False)
 class OpWork:
     """What an op formula returns: precision-free work counts of one node.
 
@@ -157,7 +158,7 @@ class OpWork:
 
 
 @fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True, init=False)
 class FlopCount:
     """FLOPs of one (precision, unit)."""
 
@@ -177,7 +178,7 @@ _set_total_flops = _TotalFlopsSlot._total_flops.__set__
 
 
 @fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True, init=False)
 class OpCost(_TotalFlopsSlot):
     """Costed node: FLOPs by (precision, unit) and bytes moved at each memory level."""
 
@@ -205,7 +206,7 @@ def set_total_flops(cost: OpCost, total: float) -> None:
 
 
 @fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True, init=False)
 class OpPrediction:
     """Predicted time of one node and what bounds it.
 
@@ -222,7 +223,7 @@ class OpPrediction:
     extra_time_s: float = 0.0
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class NetworkPrediction:
     """A network's prediction: its ops, what was not costed, and how it was made."""
 

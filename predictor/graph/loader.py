@@ -18,12 +18,13 @@ import gc
 import os
 from itertools import repeat
 from operator import attrgetter
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
 from ..types import Node, PredictorError, TensorInfo, frozen_map
+from ..frozen import frozen_dataclass
 from . import shapes as shape_fns
 from . import shapes_contrib  # noqa: F401  (registers the shape rules of com.microsoft fusions, MatMulNBits)
 from . import shapes_onehot  # noqa: F401  (registers the folding of OneHot: repeat counts of Tile)
@@ -40,7 +41,7 @@ MAX_DIM = 2**40  # a dimension above this is rejected as absurd
 MAX_INFER_ROUNDS = 4
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Graph:
     """A loaded network: nodes in topological order with typed tensors."""
 
