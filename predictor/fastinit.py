@@ -45,4 +45,17 @@ def fast_init(cls):
     else:  # (init=False) the annotations dataclasses gives its generated __init__
         init.__annotations__ = {**{f.name: f.type for f in fields(cls)}, "return": None}
     cls.__init__ = init
+    cls._fast_fields = tuple(f.name for f in fields(cls))  # (fast_replace's field order)
+    cls._fast_field_set = frozenset(cls._fast_fields)
     return cls
+
+
+def fast_replace(obj, **changes):
+    """``dataclasses.replace(obj, **changes)`` for an instance of a :func:`fast_init` class: the same object, built
+    positionally from the field list :func:`fast_init` keeps on the class (the stdlib's walks every field's
+    metadata on each call: a third of the runtime patterns' time on a 100k-node graph)."""
+    cls = obj.__class__
+    if not cls._fast_field_set.issuperset(changes):
+        bad = next(k for k in changes if k not in cls._fast_field_set)
+        raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument '{bad}'")
+    return cls(*[changes[n] if n in changes else getattr(obj, n) for n in cls._fast_fields])

@@ -51,3 +51,13 @@ def test_op_cost_total_flops():
     set_total_flops(d, 5.0)
     assert d.total_flops == 5.0 and d == c and repr(d) == repr(c)
     assert replace(c, flops=f[:1]).total_flops == 2.0
+
+
+def test_fast_replace_is_dataclasses_replace():
+    from predictor.fastinit import fast_replace
+
+    w = OpWork({}, 1.0, 2.0, 1, notes=("a",), gemm=(1, 2, 3, 4))
+    assert fast_replace(w, kernels=0, notes=()) == replace(w, kernels=0, notes=())
+    assert fast_replace(w) == w and fast_replace(w) is not w
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        fast_replace(w, nope=1)

@@ -19,10 +19,10 @@ PyTorch eager), and exporter variants these matchers do not recognise (they stay
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from math import prod
 from typing import Callable, Sequence
 
+from ..fastinit import fast_replace as replace  # (OpWork is a fast_init class)
 from ..frozen import frozen_dataclass
 from ..types import Node, OpWork, WorkKind, frozen_map
 from .ops.rnn import is_bidirectional_rnn
