@@ -12,17 +12,30 @@ from __future__ import annotations
 
 from dataclasses import MISSING, fields
 
-_HAS_FACTORY = object()  # the default of a field with a default factory (as dataclasses marks it)
+class _HasFactory:
+    """The default of a field with a default factory in the signature (shown as dataclasses shows it)."""
+
+    def __repr__(self):
+        return "<factory>"
+
+
+_HAS_FACTORY = _HasFactory()
 
 
 def fast_init(cls):
-    """Replace the generated ``__init__`` of ``cls`` (a frozen dataclass with ``slots=True``); returns ``cls``."""
-    ns: dict = {"_HAS_FACTORY": _HAS_FACTORY}
+    """Replace the generated ``__init__`` of ``cls`` (a frozen dataclass) or give it one (a dataclass made with
+    ``init=False``); returns ``cls``. With ``slots=True`` the fields are stored through the slot descriptors,
+    otherwise by ``object.__setattr__`` (what a frozen dataclass's own ``__init__`` calls)."""
+    if hasattr(cls, "__post_init__"):
+        raise TypeError(f"fast_init: {cls.__name__} has a __post_init__")
+    ns: dict = {"_HAS_FACTORY": _HAS_FACTORY, "_object_setattr": object.__setattr__}
     params, body = [], []
     for f in fields(cls):
         if not f.init or f.kw_only:
             raise TypeError(f"fast_init: field {cls.__name__}.{f.name} is not a plain positional init field")
-        ns[f"_set_{f.name}"] = cls.__dict__[f.name].__set__  # the slot's member descriptor
+        slotted = "__slots__" in cls.__dict__
+        if slotted:
+            ns[f"_set_{f.name}"] = cls.__dict__[f.name].__set__  # the slot's member descriptor
         if f.default is not MISSING:
             ns[f"_default_{f.name}"] = f.default
             params.append(f"{f.name}=_default_{f.name}")
@@ -32,7 +45,8 @@ def fast_init(cls):
             body.append(f"    if {f.name} is _HAS_FACTORY:\n        {f.name} = _factory_{f.name}()")
         else:
             params.append(f.name)
-        body.append(f"    _set_{f.name}(self, {f.name})")
+        body.append(f"    _set_{f.name}(self, {f.name})" if slotted else
+                    f"    _object_setattr(self, {f.name!r}, {f.name})")
     src = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]) + "\n"
     exec(compile(src, f"<fast_init {cls.__name__}>", "exec"), ns)  # noqa: S102 - source built from field names
     init = ns["__init__"]

@@ -12,7 +12,6 @@ from math import prod
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from .fastinit import fast_init
 from .frozen import frozen_dataclass
 
 # the default-domain opset the cost formulas read a model as when it declares none (attribute defaults, semantics)
@@ -74,8 +73,7 @@ def frozen_map(d: Mapping | None = None) -> Mapping:
     return MappingProxyType(dict(d or {}))
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@frozen_dataclass(slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class TensorInfo:
     """A typed tensor of the graph. ``shape`` is None when it could not be inferred.
 
@@ -94,8 +92,7 @@ class TensorInfo:
         return None if self.shape is None else prod(self.shape)
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@frozen_dataclass(slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class Node:
     """One ONNX node with its typed input and output tensors (missing optional inputs are None)."""
 
@@ -112,8 +109,7 @@ class Node:
     scope: str = ""
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@frozen_dataclass(slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class OpWork:
     """What an op formula returns: precision-free work counts of one node.
 
@@ -157,8 +153,7 @@ class OpWork:
     thread_loop: tuple[int, int] | None = None
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@frozen_dataclass(slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class FlopCount:
     """FLOPs of one (precision, unit)."""
 
@@ -177,8 +172,7 @@ class _TotalFlopsSlot:
 _set_total_flops = _TotalFlopsSlot._total_flops.__set__
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@frozen_dataclass(slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class OpCost(_TotalFlopsSlot):
     """Costed node: FLOPs by (precision, unit) and bytes moved at each memory level."""
 
@@ -205,8 +199,7 @@ def set_total_flops(cost: OpCost, total: float) -> None:
     _set_total_flops(cost, total)
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@frozen_dataclass(slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class OpPrediction:
     """Predicted time of one node and what bounds it.
 

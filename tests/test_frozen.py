@@ -74,3 +74,22 @@ def test_refuses_what_it_cannot_mirror():
 
             def __repr__(self):
                 return "r"
+
+
+def test_init_setattr_and_docstring_as_the_stdlibs():
+    def body():
+        class D:
+            a: int
+            b: list = field(default_factory=list)
+        return D
+    plain, fast = dataclass(body(), frozen=True), frozen_dataclass(body())
+    assert fast.__doc__ == plain.__doc__ == "D(a: int, b: list = <factory>)"
+    import inspect
+    assert str(inspect.signature(fast)) == str(inspect.signature(plain))
+    assert fast(1).b is not fast(1).b and fast(1, [2]).b == [2]
+    with pytest.raises(FrozenInstanceError, match="cannot assign to field 'other'"):
+        fast(1).other = 3  # (any attribute of the class itself, as the stdlib's)
+    with pytest.raises(TypeError):
+        fast()
+    with pytest.raises(TypeError):
+        frozen_dataclass(type("P", (), {"__annotations__": {"a": "int"}, "__post_init__": lambda self: None}))
