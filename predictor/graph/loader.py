@@ -680,9 +680,10 @@ def _collect_infos(model: onnx.ModelProto) -> dict[str, TensorInfo]:
         for vi in vis:
             if vi.name not in infos or infos[vi.name].shape is None:
                 infos[vi.name] = _info_from_value_info(vi)
-    names = ONNX_TYPE_NAMES
+    dtype = ONNX_TYPE_NAMES.get
     for t in g.initializer:  # fixed before inference runs: is_initializer (see _static_tensors)
-        infos[t.name] = TensorInfo(t.name, names.get(t.data_type, "unknown"), tuple(t.dims), True)
+        name = t.name  # (each read of a field is a protobuf call; dims[:] is a list made at once)
+        infos[name] = TensorInfo(name, dtype(t.data_type, "unknown"), tuple(t.dims[:]), True)
     return infos
 
 
