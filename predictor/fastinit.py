@@ -25,15 +25,41 @@ _HAS_FACTORY = _HasFactory()
 def fast_init(cls):
     """Replace the generated ``__init__`` of ``cls`` (a frozen dataclass) or give it one (a dataclass made with
     ``init=False``); returns ``cls``. With ``slots=True`` the fields are stored through the slot descriptors,
-    otherwise by ``object.__setattr__`` (what a frozen dataclass's own ``__init__`` calls)."""
+    otherwise by ``object.__setattr__`` (what a frozen dataclass's own ``__init__`` calls). The function is taken
+    from ``predictor/_fast_inits.py`` when that module holds its source (no compile: its bytecode is cached as any
+    module's), else compiled here."""
+    src, ns = init_source(cls)
+    factory = _precompiled().get(src)
+    if factory is not None:
+        init = factory(ns)
+    else:
+        exec(compile(src, f"<fast_init {cls.__name__}>", "exec"), ns)  # noqa: S102 - source built from field names
+        init = ns["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    generated = cls.__dict__.get("__init__")
+    if generated is not None:
+        init.__doc__ = generated.__doc__
+        init.__annotations__ = dict(generated.__annotations__)
+    else:  # (init=False) the annotations dataclasses gives its generated __init__
+        init.__annotations__ = {**{f.name: f.type for f in fields(cls)}, "return": None}
+    cls.__init__ = init
+    cls._fast_fields = tuple(f.name for f in fields(cls))  # (fast_replace's field order)
+    cls._fast_field_set = frozenset(cls._fast_fields)
+    return cls
+
+
+def init_source(cls) -> tuple[str, dict]:
+    """The source of :func:`fast_init`'s ``__init__`` for ``cls`` and the names it reads (slot setters, defaults,
+    default factories)."""
     if hasattr(cls, "__post_init__"):
         raise TypeError(f"fast_init: {cls.__name__} has a __post_init__")
     ns: dict = {"_HAS_FACTORY": _HAS_FACTORY, "_object_setattr": object.__setattr__}
     params, body = [], []
+    slotted = "__slots__" in cls.__dict__
     for f in fields(cls):
         if not f.init or f.kw_only:
             raise TypeError(f"fast_init: field {cls.__name__}.{f.name} is not a plain positional init field")
-        slotted = "__slots__" in cls.__dict__
         if slotted:
             ns[f"_set_{f.name}"] = cls.__dict__[f.name].__set__  # the slot's member descriptor
         if f.default is not MISSING:
@@ -47,21 +73,31 @@ def fast_init(cls):
             params.append(f.name)
         body.append(f"    _set_{f.name}(self, {f.name})" if slotted else
                     f"    _object_setattr(self, {f.name!r}, {f.name})")
-    src = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]) + "\n"
-    exec(compile(src, f"<fast_init {cls.__name__}>", "exec"), ns)  # noqa: S102 - source built from field names
-    init = ns["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__module__ = cls.__module__
-    generated = cls.__dict__.get("__init__")
-    if generated is not None:
-        init.__doc__ = generated.__doc__
-        init.__annotations__ = dict(generated.__annotations__)
-    else:  # (init=False) the annotations dataclasses gives its generated __init__
-        init.__annotations__ = {**{f.name: f.type for f in fields(cls)}, "return": None}
-    cls.__init__ = init
-    cls._fast_fields = tuple(f.name for f in fields(cls))  # (fast_replace's field order)
-    cls._fast_field_set = frozenset(cls._fast_fields)
-    return cls
+    return f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]) + "\n", ns
+
+
+def factory_source(src: str, ns: dict, name: str) -> str:
+    """``src`` as the body of a function ``name(ns)`` that binds the names it reads from ``ns`` and returns the
+    ``__init__`` it defines (what scripts/gen_fast_inits.py writes into predictor/_fast_inits.py)."""
+    lines = [f"def {name}(ns):"]
+    lines += [f"    {k} = ns[{k!r}]" for k in sorted(ns) if k in src]
+    lines += ["    " + line if line else line for line in src.rstrip("\n").split("\n")]
+    lines.append("    return __init__")
+    return "\n".join(lines) + "\n"
+
+
+_PRECOMPILED: dict | None = None
+
+
+def _precompiled() -> dict:
+    global _PRECOMPILED
+    if _PRECOMPILED is None:
+        try:
+            from ._fast_inits import INITS
+        except ImportError:  # (being regenerated)
+            INITS = {}
+        _PRECOMPILED = INITS
+    return _PRECOMPILED
 
 
 def fast_replace(obj, **changes):
