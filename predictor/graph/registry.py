@@ -12,7 +12,7 @@ formula. Traits are per op type, whatever the domain (an op registered in two do
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable  # (typing.Callable compiles its string arguments at import)
 
 from ..types import OpWork
 from ..frozen import frozen_dataclass

@@ -20,7 +20,7 @@ PyTorch eager), and exporter variants these matchers do not recognise (they stay
 from __future__ import annotations
 
 from math import prod
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence  # (typing.Callable compiles its string arguments)
 
 from ..fastinit import fast_replace as replace  # (OpWork is a fast_init class)
 from ..frozen import frozen_dataclass
