@@ -6,9 +6,11 @@ user-space instructions of one process does not, to a fraction of a percent. Eac
 ``valgrind --tool=cachegrind --cache-sim=no`` (about 50x slower than native: the graphs are small), as the console
 script runs it. Graphs: a 10k-node synthetic decoder (``synth_transformer.py``: 370 layers, d_model 256, weights
 external and absent; a tenth of ``bench_robustness.py``'s 100k-node one), ViT-B/16 (TorchScript export, weights
-stripped) and examples/lstm.onnx (a few nodes: start-up, the interpreter and imports). Needs ``valgrind`` on the PATH.
+stripped; and the dynamo export, examples/vit_b_16.dynamo.onnx) and examples/lstm.onnx (a few nodes: start-up, the
+interpreter and imports); with ``--with-100k`` also ``bench_robustness.py``'s 100k-node decoder (about 2 minutes a
+run under valgrind). Needs ``valgrind`` on the PATH.
 
-    python benchmarks/bench_instructions.py --baseline REV [--out benchmarks/results/instructions.json]
+    python benchmarks/bench_instructions.py --baseline REV [--with-100k] [--out benchmarks/results/instructions.json]
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from _measure import REPO, child_env, machine_info  # noqa: E402
 from bench_robustness import _baseline_tree, _tree_cmd  # noqa: E402
 
 VIT = REPO / "calibration" / "data" / "networks" / "onnx" / "vit_b_16.torchscript.onnx"
+VIT_DYNAMO = REPO / "examples" / "vit_b_16.dynamo.onnx"
 SMALL = REPO / "examples" / "lstm.onnx"
 
 
@@ -56,12 +59,19 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", required=True, help="git revision whose predictor/ is compared with this tree")
     ap.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "bench_instructions"))
     ap.add_argument("--out", default=str(HERE / "results" / "instructions.json"))
+    ap.add_argument("--with-100k", action="store_true", help="also the 100k-node decoder (bench_robustness.py's)")
     a = ap.parse_args(argv)
     work = Path(a.workdir)
     work.mkdir(parents=True, exist_ok=True)
     info = machine_info()  # (load average at the start)
     base = _baseline_tree(a.baseline, work)
-    graphs = [_decoder_10k(work), VIT, SMALL]
+    graphs = [_decoder_10k(work), VIT, VIT_DYNAMO, SMALL]
+    if a.with_100k:
+        from bench_robustness import _decoder_100k
+
+        big = Path(tempfile.gettempdir()) / "bench_robustness"  # (bench_robustness.py's own copy)
+        big.mkdir(parents=True, exist_ok=True)
+        graphs.insert(0, _decoder_100k(big))
     rows = []
     for g in graphs:
         args = [str(g), "--gpu", "h200", "-o", "/dev/null"]

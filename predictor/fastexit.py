@@ -24,6 +24,11 @@ def activate() -> None:
     _KEPT = []
 
 
+def active() -> bool:
+    """Whether the process is to end by :func:`exit_now` (``predict`` run as the program)."""
+    return _KEPT is not None
+
+
 def keep(obj) -> None:
     """Hold ``obj`` until the process ends (nothing when not activated)."""
     if _KEPT is not None:

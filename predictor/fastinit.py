@@ -12,30 +12,29 @@ from __future__ import annotations
 
 from dataclasses import MISSING, fields
 
-_HAS_FACTORY = object()  # the default of a field with a default factory (as dataclasses marks it)
+class _HasFactory:
+    """The default of a field with a default factory in the signature (shown as dataclasses shows it)."""
+
+    def __repr__(self):
+        return "<factory>"
+
+
+_HAS_FACTORY = _HasFactory()
 
 
 def fast_init(cls):
-    """Replace the generated ``__init__`` of ``cls`` (a frozen dataclass with ``slots=True``); returns ``cls``."""
-    ns: dict = {"_HAS_FACTORY": _HAS_FACTORY}
-    params, body = [], []
-    for f in fields(cls):
-        if not f.init or f.kw_only:
-            raise TypeError(f"fast_init: field {cls.__name__}.{f.name} is not a plain positional init field")
-        ns[f"_set_{f.name}"] = cls.__dict__[f.name].__set__  # the slot's member descriptor
-        if f.default is not MISSING:
-            ns[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
-        elif f.default_factory is not MISSING:
-            ns[f"_factory_{f.name}"] = f.default_factory
-            params.append(f"{f.name}=_HAS_FACTORY")
-            body.append(f"    if {f.name} is _HAS_FACTORY:\n        {f.name} = _factory_{f.name}()")
-        else:
-            params.append(f.name)
-        body.append(f"    _set_{f.name}(self, {f.name})")
-    src = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]) + "\n"
-    exec(compile(src, f"<fast_init {cls.__name__}>", "exec"), ns)  # noqa: S102 - source built from field names
-    init = ns["__init__"]
+    """Replace the generated ``__init__`` of ``cls`` (a frozen dataclass) or give it one (a dataclass made with
+    ``init=False``); returns ``cls``. With ``slots=True`` the fields are stored through the slot descriptors,
+    otherwise by ``object.__setattr__`` (what a frozen dataclass's own ``__init__`` calls). The function is taken
+    from ``predictor/_fast_inits.py`` when that module holds its source (no compile: its bytecode is cached as any
+    module's), else compiled here."""
+    src, ns = init_source(cls)
+    factory = _precompiled().get(src)
+    if factory is not None:
+        init = factory(ns)
+    else:
+        exec(compile(src, f"<fast_init {cls.__name__}>", "exec"), ns)  # noqa: S102 - source built from field names
+        init = ns["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     generated = cls.__dict__.get("__init__")
@@ -45,4 +44,68 @@ def fast_init(cls):
     else:  # (init=False) the annotations dataclasses gives its generated __init__
         init.__annotations__ = {**{f.name: f.type for f in fields(cls)}, "return": None}
     cls.__init__ = init
+    cls._fast_fields = tuple(f.name for f in fields(cls))  # (fast_replace's field order)
+    cls._fast_field_set = frozenset(cls._fast_fields)
     return cls
+
+
+def init_source(cls) -> tuple[str, dict]:
+    """The source of :func:`fast_init`'s ``__init__`` for ``cls`` and the names it reads (slot setters, defaults,
+    default factories)."""
+    if hasattr(cls, "__post_init__"):
+        raise TypeError(f"fast_init: {cls.__name__} has a __post_init__")
+    ns: dict = {"_HAS_FACTORY": _HAS_FACTORY, "_object_setattr": object.__setattr__}
+    params, body = [], []
+    slotted = "__slots__" in cls.__dict__
+    for f in fields(cls):
+        if not f.init or f.kw_only:
+            raise TypeError(f"fast_init: field {cls.__name__}.{f.name} is not a plain positional init field")
+        if slotted:
+            ns[f"_set_{f.name}"] = cls.__dict__[f.name].__set__  # the slot's member descriptor
+        if f.default is not MISSING:
+            ns[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        elif f.default_factory is not MISSING:
+            ns[f"_factory_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_HAS_FACTORY")
+            body.append(f"    if {f.name} is _HAS_FACTORY:\n        {f.name} = _factory_{f.name}()")
+        else:
+            params.append(f.name)
+        body.append(f"    _set_{f.name}(self, {f.name})" if slotted else
+                    f"    _object_setattr(self, {f.name!r}, {f.name})")
+    return f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]) + "\n", ns
+
+
+def factory_source(src: str, ns: dict, name: str) -> str:
+    """``src`` as the body of a function ``name(ns)`` that binds the names it reads from ``ns`` and returns the
+    ``__init__`` it defines (what scripts/gen_fast_inits.py writes into predictor/_fast_inits.py)."""
+    lines = [f"def {name}(ns):"]
+    lines += [f"    {k} = ns[{k!r}]" for k in sorted(ns) if k in src]
+    lines += ["    " + line if line else line for line in src.rstrip("\n").split("\n")]
+    lines.append("    return __init__")
+    return "\n".join(lines) + "\n"
+
+
+_PRECOMPILED: dict | None = None
+
+
+def _precompiled() -> dict:
+    global _PRECOMPILED
+    if _PRECOMPILED is None:
+        try:
+            from ._fast_inits import INITS
+        except ImportError:  # (being regenerated)
+            INITS = {}
+        _PRECOMPILED = INITS
+    return _PRECOMPILED
+
+
+def fast_replace(obj, **changes):
+    """``dataclasses.replace(obj, **changes)`` for an instance of a :func:`fast_init` class: the same object, built
+    positionally from the field list :func:`fast_init` keeps on the class (the stdlib's walks every field's
+    metadata on each call: a third of the runtime patterns' time on a 100k-node graph)."""
+    cls = obj.__class__
+    if not cls._fast_field_set.issuperset(changes):
+        bad = next(k for k in changes if k not in cls._fast_field_set)
+        raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument '{bad}'")
+    return cls(*[changes[n] if n in changes else getattr(obj, n) for n in cls._fast_fields])

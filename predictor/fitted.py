@@ -40,9 +40,9 @@ import dataclasses
 import json
 import math
 import os
-from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .frozen import frozen_dataclass
 from .graph.fused import base_op, channels_last, runtime_op
 from .graph.opclass import hidden_entry, kernel_class, op_class
 from .graph.ops.rnn import is_bidirectional_rnn
@@ -61,7 +61,7 @@ SCHEMA_VERSION = 1
 _NO_TIME = frozen_map({k: 0.0 for k in ("compute", "L1", "L2", "HBM", "latency")})
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ClassParams:
     """The fitted parameters of one kernel class at one precision."""
 
@@ -74,7 +74,7 @@ class ClassParams:
     eff_l2: float = 1.0  # achieved fraction of the ERT L2 bandwidth (fp32 recurrent steps: cuBLAS GEMV kernels)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class HiddenKernel:
     """Kernels the runtime adds around a node (layout transforms, casts)."""
 

@@ -5,14 +5,14 @@ constants such as shapes and axes are not parameters). Computed from the loaded 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from .types import Node
+from .frozen import frozen_dataclass
 
 _FLOAT = ("float", "bfloat16")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class OpInfo:
     """Output shape and parameter count of a node."""
 

@@ -1,9 +1,9 @@
 """Precision policies: storage bytes per element and the (precision, unit) each kind of work runs on."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from .types import Precision, PredictorError, Unit, WorkKind
+from .frozen import frozen_dataclass
 
 FLOAT_DTYPES = frozenset({"float64", "float32", "float16", "bfloat16", "float8e4m3fn", "float8e5m2",
                           "float8e4m3fnuz", "float8e5m2fnuz"})
@@ -16,7 +16,7 @@ _DTYPE_BYTES = {
 }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PrecisionPolicy:
     """How a network runs at one ``--precision``.
 

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Mapping
 
 from .calibrate import Calibration, Uncalibrated
 from .fastexit import keep
+from .frozen import frozen_dataclass
 from .graph.cost import cost_graph
 from .graph.loader import Graph, load
 from .graph.traffic import traffic_for
@@ -23,7 +24,7 @@ QUANT_OPS = frozenset({"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInt
                        "QuantizeLinear"})
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PreparedGraph:
     """A graph as the runtime runs it: autocast's dtypes and casts (mixed precision) or an int8 runtime's fusions
     (quantised graphs), then the graph optimisation passes; the precision policy of each node that has its own."""

@@ -8,10 +8,10 @@ bound.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
 from .graph.opclass import op_class
+from .frozen import frozen_dataclass
 from .opinfo import shape_text
 from .types import MemLevel, NetworkPrediction, OpPrediction
 
@@ -46,7 +46,7 @@ def totals_lines(pred: NetworkPrediction, time_label: str) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ClassRow:
     """One op class's totals in the table."""
 

@@ -5,14 +5,14 @@ Units are in the names: ``flops`` (an FMA is 2 FLOPs), ``bytes``, ``time_s``, ``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from enum import Enum
 from math import prod
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from .fastinit import fast_init
+from .frozen import frozen_dataclass
 
 # the default-domain opset the cost formulas read a model as when it declares none (attribute defaults, semantics)
 DEFAULT_OPSET = 21
@@ -73,8 +73,7 @@ def frozen_map(d: Mapping | None = None) -> Mapping:
     return MappingProxyType(dict(d or {}))
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class TensorInfo:
     """A typed tensor of the graph. ``shape`` is None when it could not be inferred.
 
@@ -93,8 +92,7 @@ class TensorInfo:
         return None if self.shape is None else prod(self.shape)
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class Node:
     """One ONNX node with its typed input and output tensors (missing optional inputs are None)."""
 
@@ -111,8 +109,7 @@ class Node:
     scope: str = ""
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class OpWork:
     """What an op formula returns: precision-free work counts of one node.
 
@@ -156,8 +153,7 @@ class OpWork:
     thread_loop: tuple[int, int] | None = None
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class FlopCount:
     """FLOPs of one (precision, unit)."""
 
@@ -176,8 +172,7 @@ class _TotalFlopsSlot:
 _set_total_flops = _TotalFlopsSlot._total_flops.__set__
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class OpCost(_TotalFlopsSlot):
     """Costed node: FLOPs by (precision, unit) and bytes moved at each memory level."""
 
@@ -204,8 +199,7 @@ def set_total_flops(cost: OpCost, total: float) -> None:
     _set_total_flops(cost, total)
 
 
-@fast_init  # (its __init__: init=False leaves none to compile)
-@dataclass(frozen=True, slots=True, init=False)
+@frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
 class OpPrediction:
     """Predicted time of one node and what bounds it.
 
@@ -222,7 +216,7 @@ class OpPrediction:
     extra_time_s: float = 0.0
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class NetworkPrediction:
     """A network's prediction: its ops, what was not costed, and how it was made."""
 

@@ -25,3 +25,25 @@ def test_in_process_calls_keep_nothing():
     fastexit.keep(object())
     assert fastexit._KEPT is None
     fastexit.exit_now(0)  # not activated: returns
+
+
+def test_program_run_skips_protobufs_well_known_types_and_a_later_import_gets_the_real_module():
+    # in a program run the loader's first message class is made without protobuf's well_known_types (graph/onnx_proto);
+    # the stand-in leaves sys.modules at once, so importing the module afterwards gives the real one
+    code = ("import sys\nfrom predictor import fastexit\nfastexit.activate()\n"
+            "from predictor.graph.loader import load\n"
+            f"g = load({str(LSTM)!r})\n"
+            "wkt = 'google.protobuf.internal.well_known_types'\n"
+            "print(wkt in sys.modules, len(g.nodes) > 0)\n"
+            "import google.protobuf.internal.well_known_types as m\n"
+            "print(hasattr(m, 'Timestamp'))\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "False True\nTrue\n", "")
+
+
+def test_in_process_load_imports_the_real_well_known_types():
+    code = ("import sys\nfrom predictor.graph.loader import load\n"
+            f"load({str(LSTM)!r})\n"
+            "print('google.protobuf.internal.well_known_types' in sys.modules)\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert (p.returncode, p.stdout) == (0, "True\n")

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Mapping, Protocol, Sequence
 
 from ..precision import PrecisionPolicy
+from ..frozen import frozen_dataclass
 from ..types import DEFAULT_OPSET, FlopCount, MemLevel, Node, OpCost, OpWork, Unit, frozen_map, set_total_flops
 from .context import OpContext, ShapeUnknown
 from .memo import node_key, with_names, work_template
@@ -31,7 +32,7 @@ class CompulsoryTraffic:
         return [frozen_map({lv: w.bytes_read + w.bytes_written for lv in MemLevel}) for _, w in seq]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class GraphCost:
     """The costed nodes of a graph and those that could not be costed."""
 

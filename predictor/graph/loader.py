@@ -18,12 +18,13 @@ import gc
 import os
 from itertools import repeat
 from operator import attrgetter
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
 from ..types import Node, PredictorError, TensorInfo, frozen_map
+from ..frozen import frozen_dataclass
 from . import shapes as shape_fns
 from . import shapes_contrib  # noqa: F401  (registers the shape rules of com.microsoft fusions, MatMulNBits)
 from . import shapes_onehot  # noqa: F401  (registers the folding of OneHot: repeat counts of Tile)
@@ -40,7 +41,7 @@ MAX_DIM = 2**40  # a dimension above this is rejected as absurd
 MAX_INFER_ROUNDS = 4
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Graph:
     """A loaded network: nodes in topological order with typed tensors."""
 
@@ -679,9 +680,10 @@ def _collect_infos(model: onnx.ModelProto) -> dict[str, TensorInfo]:
         for vi in vis:
             if vi.name not in infos or infos[vi.name].shape is None:
                 infos[vi.name] = _info_from_value_info(vi)
-    names = ONNX_TYPE_NAMES
+    dtype = ONNX_TYPE_NAMES.get
     for t in g.initializer:  # fixed before inference runs: is_initializer (see _static_tensors)
-        infos[t.name] = TensorInfo(t.name, names.get(t.data_type, "unknown"), tuple(t.dims), True)
+        name = t.name  # (each read of a field is a protobuf call; dims[:] is a list made at once)
+        infos[name] = TensorInfo(name, dtype(t.data_type, "unknown"), tuple(t.dims[:]), True)
     return infos
 
 

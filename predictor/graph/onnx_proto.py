@@ -56,13 +56,41 @@ def _upb_classes(origin: str):
 
         pool = _message.default_pool
         pool.AddSerializedFile(codecs.escape_decode(literal)[0])
-        model_cls = _message.MessageMeta("ModelProto", (Message,), {
-            "DESCRIPTOR": pool.FindMessageTypeByName("onnx.ModelProto"), "__module__": "predictor_onnx_ml_pb2"})
+        stub = _well_known_types_stub()
+        try:
+            model_cls = _message.MessageMeta("ModelProto", (Message,), {
+                "DESCRIPTOR": pool.FindMessageTypeByName("onnx.ModelProto"), "__module__": "predictor_onnx_ml_pb2"})
+        finally:
+            if stub is not None and sys.modules.get(_WKT) is stub:
+                del sys.modules[_WKT]
         import types
 
         return types.SimpleNamespace(ModelProto=model_cls, GraphProto=type(model_cls().graph))
     except Exception:
         return None
+
+
+_WKT = "google.protobuf.internal.well_known_types"
+
+
+def _well_known_types_stub():
+    """In a run of the program (predictor/fastexit.py), a stand-in for protobuf's ``well_known_types`` module while
+    the first message class is made, or None. upb imports that module when it makes its first message class, for the
+    mixins of the well-known types (Timestamp, Duration, Any...: none in ONNX), and keeps its table for the
+    process; the import costs ~4 ms (datetime, calendar, protobuf's descriptor module), a twentieth of a small
+    model's whole run. The stand-in's table is empty and it leaves ``sys.modules`` once the class is made (a later
+    import gets the real module). In-process callers (the API, tests) get the real module: a well-known type made
+    after this call would lack its mixins."""
+    from ..fastexit import active
+
+    if not active() or _WKT in sys.modules:
+        return None
+    import types
+
+    stub = types.ModuleType(_WKT)
+    stub.WKTBASES = {}
+    sys.modules[_WKT] = stub
+    return stub
 
 
 def _serialized_literal(src: bytes) -> bytes | None:

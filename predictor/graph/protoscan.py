@@ -123,8 +123,13 @@ def _window_fields(w: _Window, pos: int, end: int):
         if wire == 2:
             length = d[j]
             j += 1
-            if length & 0x80:
-                length, j = _decode(d, j - 1)
+            if length & 0x80:  # (a node or a tensor's header: most often two bytes)
+                b = d[j]
+                if b & 0x80:
+                    length, j = _decode(d, j - 1)
+                else:
+                    length = (length & 0x7F) | (b << 7)
+                    j += 1
             vs = pos + (j - i)
             ve = vs + length
         elif wire == 0:

@@ -12,10 +12,10 @@ formula. Traits are per op type, whatever the domain (an op registered in two do
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable  # (typing.Callable compiles its string arguments at import)
 
 from ..types import OpWork
+from ..frozen import frozen_dataclass
 
 Formula = Callable[["OpContext"], OpWork]  # noqa: F821 (OpContext lives in context.py)
 
@@ -32,7 +32,7 @@ VIEWS = ("reshape", "alias", "transpose", "dropout")
 STORAGE_VIEWS = ("reshape", "alias", "transpose")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class OpTraits:
     """What the code outside an op's formula may ask about its op type (see the module docstring)."""
 

@@ -19,10 +19,11 @@ PyTorch eager), and exporter variants these matchers do not recognise (they stay
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from math import prod
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence  # (typing.Callable compiles its string arguments)
 
+from ..fastinit import fast_replace as replace  # (OpWork is a fast_init class)
+from ..frozen import frozen_dataclass
 from ..types import Node, OpWork, WorkKind, frozen_map
 from .ops.rnn import is_bidirectional_rnn
 from .registry import STORAGE_VIEWS, op_traits
@@ -163,7 +164,7 @@ def causal_mask(ix: _Index, name: str, depth: int = 8) -> bool:
     return any(t is not None and causal_mask(ix, t.name, depth - 1) for t in node.inputs)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class _SdpaMatch:
     """The nodes of one scaled-dot-product attention call."""
 

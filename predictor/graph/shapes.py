@@ -76,7 +76,8 @@ class RawNode:
         attrs = {}
         # the attributes as a hashable tuple (lists as tuples), None when one holds a tensor, graph or type
         key: list | None = []
-        for a in proto.attribute[:] if len(proto.attribute) else ():
+        attributes = proto.attribute  # (one wrapper: each read of the field makes another)
+        for a in attributes[:] if len(attributes) else ():
             t = a.type
             if t == 2:
                 attrs[a.name] = v = a.i

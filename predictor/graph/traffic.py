@@ -74,10 +74,10 @@ from __future__ import annotations
 
 import math
 from math import prod
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..precision import FLOAT_DTYPES, dtype_bytes
+from ..frozen import frozen_dataclass
 from ..types import MemLevel, Node, OpWork, TensorInfo, Unit, WorkKind, frozen_map
 from .opclass import op_class
 from .registry import op_traits
@@ -86,7 +86,7 @@ RESIDENCY_MODES = ("stream", "replay")
 
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class TrafficParams:
     """Parameters of the traffic model (see the module docstring for where each comes from)."""
 
@@ -170,7 +170,7 @@ def padded_gemm_flops(gemm: tuple[int, int, int, int], tile: tuple[int, int] = (
     return 2.0 * b * math.ceil(m / tm) * tm * math.ceil(n / tn) * tn * k
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class GemmTraffic:
     """Requests of one GEMM/conv kernel: at L1 (LSU path) and L2 (SM side, before fabric bytes)."""
 
@@ -382,7 +382,7 @@ class HierarchicalTraffic:
         return hbm_read + hbm_write
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class _Lifetimes:
     """Which buffers die where: views (no kernel) alias their first input's buffer."""
 

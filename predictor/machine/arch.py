@@ -8,10 +8,10 @@ fp8 from Ada and Hopper.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..frozen import frozen_dataclass
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ArchInfo:
     """What an architecture has (tensor-core generation, precisions)."""
 
@@ -38,7 +38,7 @@ def arch_info(arch: str) -> ArchInfo | None:
     return ARCHS.get(arch.lower())
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SMIssue:
     """FP32 lanes of one SM and the threads its schedulers dispatch per clock (warp instructions x 32)."""
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
 from ..types import MemLevel, Precision, PredictorError, Unit, frozen_map
+from ..frozen import frozen_dataclass
 from .arch import arch_info
 
 SCHEMA_VERSION = 1
@@ -26,7 +26,7 @@ _LEVELS = {lv.value for lv in MemLevel}
 _SCALARS = ("sm_count", "sm_clock_hz", "l2_bytes", "hbm_bytes", "launch_overhead_s", "kernel_gap_s")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MachineProfile:
     """A GPU's ceilings and sizes, every number with its source (see the module text)."""
 

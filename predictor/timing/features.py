@@ -7,14 +7,14 @@ and the wave efficiency over the GPU's SMs (:func:`gemm_wave`, :func:`tile_paddi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ..machine.profile import MachineProfile
+from ..frozen import frozen_dataclass
 from ..roofline import level_times_s
 from ..types import MemLevel, Node, OpCost
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class KernelFeatures:
     """A kernel's ideal times and counts under a profile (see the module text)."""
 
