@@ -84,8 +84,20 @@ def _init_4(ns):
     return __init__
 
 
-# predictor.graph.runtime._SdpaMatch
+# predictor.graph.runtime.MathAttention
 def _init_5(ns):
+    _object_setattr = ns['_object_setattr']
+    def __init__(self, nodes, q, k, v, out):
+        _object_setattr(self, 'nodes', nodes)
+        _object_setattr(self, 'q', q)
+        _object_setattr(self, 'k', k)
+        _object_setattr(self, 'v', v)
+        _object_setattr(self, 'out', out)
+    return __init__
+
+
+# predictor.graph.runtime._SdpaMatch
+def _init_6(ns):
     _object_setattr = ns['_object_setattr']
     def __init__(self, group, mq, mk, second, add, extra, mask_src):
         _object_setattr(self, 'group', group)
@@ -99,7 +111,7 @@ def _init_5(ns):
 
 
 # predictor.graph.traffic.GemmTraffic
-def _init_6(ns):
+def _init_7(ns):
     _object_setattr = ns['_object_setattr']
     def __init__(self, l1, l2, tile):
         _object_setattr(self, 'l1', l1)
@@ -109,7 +121,7 @@ def _init_6(ns):
 
 
 # predictor.graph.traffic.TrafficParams
-def _init_7(ns):
+def _init_8(ns):
     _default_cuda_tile = ns['_default_cuda_tile']
     _default_l2_far_fraction = ns['_default_l2_far_fraction']
     _default_min_tile = ns['_default_min_tile']
@@ -134,7 +146,7 @@ def _init_7(ns):
 
 
 # predictor.graph.traffic._Lifetimes
-def _init_8(ns):
+def _init_9(ns):
     _object_setattr = ns['_object_setattr']
     def __init__(self, alias, last_read, produced):
         _object_setattr(self, 'alias', alias)
@@ -144,7 +156,7 @@ def _init_8(ns):
 
 
 # predictor.machine.arch.ArchInfo
-def _init_9(ns):
+def _init_10(ns):
     _object_setattr = ns['_object_setattr']
     def __init__(self, name, tensor_core_generation, tensor_precisions, compute_capabilities):
         _object_setattr(self, 'name', name)
@@ -155,7 +167,7 @@ def _init_9(ns):
 
 
 # predictor.machine.arch.SMIssue
-def _init_10(ns):
+def _init_11(ns):
     _object_setattr = ns['_object_setattr']
     def __init__(self, fp32_lanes, dispatch_threads, source):
         _object_setattr(self, 'fp32_lanes', fp32_lanes)
@@ -165,7 +177,7 @@ def _init_10(ns):
 
 
 # predictor.machine.profile.MachineProfile
-def _init_11(ns):
+def _init_12(ns):
     _default_compute_capability = ns['_default_compute_capability']
     _default_memory_bytes = ns['_default_memory_bytes']
     _default_path = ns['_default_path']
@@ -195,7 +207,7 @@ def _init_11(ns):
 
 
 # predictor.opinfo.OpInfo
-def _init_12(ns):
+def _init_13(ns):
     _object_setattr = ns['_object_setattr']
     def __init__(self, output_shape, params):
         _object_setattr(self, 'output_shape', output_shape)
@@ -204,7 +216,7 @@ def _init_12(ns):
 
 
 # predictor.precision.PrecisionPolicy
-def _init_13(ns):
+def _init_14(ns):
     _default_natural_floats = ns['_default_natural_floats']
     _object_setattr = ns['_object_setattr']
     def __init__(self, name, storage_bytes, matmul, vector, natural_floats=_default_natural_floats):
@@ -217,7 +229,7 @@ def _init_13(ns):
 
 
 # predictor.predict.PreparedGraph
-def _init_14(ns):
+def _init_15(ns):
     _object_setattr = ns['_object_setattr']
     def __init__(self, graph, node_policy, passes, notes):
         _object_setattr(self, 'graph', graph)
@@ -228,7 +240,7 @@ def _init_14(ns):
 
 
 # predictor.table.ClassRow
-def _init_15(ns):
+def _init_16(ns):
     _object_setattr = ns['_object_setattr']
     def __init__(self, op_class, time_s, share, ops, kernels, flops, hbm_bytes):
         _object_setattr(self, 'op_class', op_class)
@@ -242,7 +254,7 @@ def _init_15(ns):
 
 
 # predictor.timing.features.KernelFeatures
-def _init_16(ns):
+def _init_17(ns):
     _default_loop_steps = ns['_default_loop_steps']
     _object_setattr = ns['_object_setattr']
     def __init__(self, kernels, compute_s, gemm_k, hbm_s, l2_s, l1_s, rows_per_sm, walk_waves, walk_bytes_per_sm, loop_steps=_default_loop_steps):
@@ -260,7 +272,7 @@ def _init_16(ns):
 
 
 # predictor.types.FlopCount
-def _init_17(ns):
+def _init_18(ns):
     _set_flops = ns['_set_flops']
     _set_precision = ns['_set_precision']
     _set_unit = ns['_set_unit']
@@ -272,7 +284,7 @@ def _init_17(ns):
 
 
 # predictor.types.NetworkPrediction
-def _init_18(ns):
+def _init_19(ns):
     _HAS_FACTORY = ns['_HAS_FACTORY']
     _default_eager_time_s = ns['_default_eager_time_s']
     _default_notes = ns['_default_notes']
@@ -297,7 +309,7 @@ def _init_18(ns):
 
 
 # predictor.types.Node
-def _init_19(ns):
+def _init_20(ns):
     _HAS_FACTORY = ns['_HAS_FACTORY']
     _default_scope = ns['_default_scope']
     _factory_attrs = ns['_factory_attrs']
@@ -327,7 +339,7 @@ def _init_19(ns):
 
 
 # predictor.types.OpCost
-def _init_20(ns):
+def _init_21(ns):
     _set_bytes = ns['_set_bytes']
     _set_flops = ns['_set_flops']
     _set_kernels = ns['_set_kernels']
@@ -345,7 +357,7 @@ def _init_20(ns):
 
 
 # predictor.types.OpPrediction
-def _init_21(ns):
+def _init_22(ns):
     _default_efficiency = ns['_default_efficiency']
     _default_extra_kernels = ns['_default_extra_kernels']
     _default_extra_time_s = ns['_default_extra_time_s']
@@ -368,7 +380,7 @@ def _init_21(ns):
 
 
 # predictor.types.OpWork
-def _init_22(ns):
+def _init_23(ns):
     _HAS_FACTORY = ns['_HAS_FACTORY']
     _default_attention_causal = ns['_default_attention_causal']
     _default_attention_tiles = ns['_default_attention_tiles']
@@ -421,7 +433,7 @@ def _init_22(ns):
 
 
 # predictor.types.TensorInfo
-def _init_23(ns):
+def _init_24(ns):
     _default_is_initializer = ns['_default_is_initializer']
     _set_dtype = ns['_set_dtype']
     _set_is_initializer = ns['_set_is_initializer']
@@ -441,23 +453,24 @@ INITS = {
     "def __init__(self, costs, unsupported, unshaped, keys=_default_keys, work_keys=_default_work_keys):\n    _object_setattr(self, 'costs', costs)\n    _object_setattr(self, 'unsupported', unsupported)\n    _object_setattr(self, 'unshaped', unshaped)\n    _object_setattr(self, 'keys', keys)\n    _object_setattr(self, 'work_keys', work_keys)\n": _init_2,
     "def __init__(self, name, path, opset, nodes, inputs, outputs, producer=_default_producer, input_bindings=_HAS_FACTORY, notes=_default_notes, control=_default_control):\n    _object_setattr(self, 'name', name)\n    _object_setattr(self, 'path', path)\n    _object_setattr(self, 'opset', opset)\n    _object_setattr(self, 'nodes', nodes)\n    _object_setattr(self, 'inputs', inputs)\n    _object_setattr(self, 'outputs', outputs)\n    _object_setattr(self, 'producer', producer)\n    if input_bindings is _HAS_FACTORY:\n        input_bindings = _factory_input_bindings()\n    _object_setattr(self, 'input_bindings', input_bindings)\n    _object_setattr(self, 'notes', notes)\n    _object_setattr(self, 'control', control)\n": _init_3,
     "def __init__(self, cls, autocast=_default_autocast, view=_default_view, recurrent=_default_recurrent):\n    _object_setattr(self, 'cls', cls)\n    _object_setattr(self, 'autocast', autocast)\n    _object_setattr(self, 'view', view)\n    _object_setattr(self, 'recurrent', recurrent)\n": _init_4,
-    "def __init__(self, group, mq, mk, second, add, extra, mask_src):\n    _object_setattr(self, 'group', group)\n    _object_setattr(self, 'mq', mq)\n    _object_setattr(self, 'mk', mk)\n    _object_setattr(self, 'second', second)\n    _object_setattr(self, 'add', add)\n    _object_setattr(self, 'extra', extra)\n    _object_setattr(self, 'mask_src', mask_src)\n": _init_5,
-    "def __init__(self, l1, l2, tile):\n    _object_setattr(self, 'l1', l1)\n    _object_setattr(self, 'l2', l2)\n    _object_setattr(self, 'tile', tile)\n": _init_6,
-    "def __init__(self, tensor_tile=_default_tensor_tile, cuda_tile=_default_cuda_tile, min_tile=_default_min_tile, sm_count=_default_sm_count, tma_multicast=_default_tma_multicast, l2_far_fraction=_default_l2_far_fraction, resident_fraction=_default_resident_fraction, residency=_default_residency, tma_tensor_path=_default_tma_tensor_path):\n    _object_setattr(self, 'tensor_tile', tensor_tile)\n    _object_setattr(self, 'cuda_tile', cuda_tile)\n    _object_setattr(self, 'min_tile', min_tile)\n    _object_setattr(self, 'sm_count', sm_count)\n    _object_setattr(self, 'tma_multicast', tma_multicast)\n    _object_setattr(self, 'l2_far_fraction', l2_far_fraction)\n    _object_setattr(self, 'resident_fraction', resident_fraction)\n    _object_setattr(self, 'residency', residency)\n    _object_setattr(self, 'tma_tensor_path', tma_tensor_path)\n": _init_7,
-    "def __init__(self, alias, last_read, produced):\n    _object_setattr(self, 'alias', alias)\n    _object_setattr(self, 'last_read', last_read)\n    _object_setattr(self, 'produced', produced)\n": _init_8,
-    "def __init__(self, name, tensor_core_generation, tensor_precisions, compute_capabilities):\n    _object_setattr(self, 'name', name)\n    _object_setattr(self, 'tensor_core_generation', tensor_core_generation)\n    _object_setattr(self, 'tensor_precisions', tensor_precisions)\n    _object_setattr(self, 'compute_capabilities', compute_capabilities)\n": _init_9,
-    "def __init__(self, fp32_lanes, dispatch_threads, source):\n    _object_setattr(self, 'fp32_lanes', fp32_lanes)\n    _object_setattr(self, 'dispatch_threads', dispatch_threads)\n    _object_setattr(self, 'source', source)\n": _init_10,
-    "def __init__(self, name, full_name, aliases, arch, sm_count, sm_clock_hz, l2_bytes, hbm_bytes, launch_overhead_s, kernel_gap_s, peak_flops_per_s, bandwidth_Bps, provenance, sources, datasheet, path=_default_path, memory_bytes=_default_memory_bytes, sustained_sm_clock_hz=_default_sustained_sm_clock_hz, compute_capability=_default_compute_capability):\n    _object_setattr(self, 'name', name)\n    _object_setattr(self, 'full_name', full_name)\n    _object_setattr(self, 'aliases', aliases)\n    _object_setattr(self, 'arch', arch)\n    _object_setattr(self, 'sm_count', sm_count)\n    _object_setattr(self, 'sm_clock_hz', sm_clock_hz)\n    _object_setattr(self, 'l2_bytes', l2_bytes)\n    _object_setattr(self, 'hbm_bytes', hbm_bytes)\n    _object_setattr(self, 'launch_overhead_s', launch_overhead_s)\n    _object_setattr(self, 'kernel_gap_s', kernel_gap_s)\n    _object_setattr(self, 'peak_flops_per_s', peak_flops_per_s)\n    _object_setattr(self, 'bandwidth_Bps', bandwidth_Bps)\n    _object_setattr(self, 'provenance', provenance)\n    _object_setattr(self, 'sources', sources)\n    _object_setattr(self, 'datasheet', datasheet)\n    _object_setattr(self, 'path', path)\n    _object_setattr(self, 'memory_bytes', memory_bytes)\n    _object_setattr(self, 'sustained_sm_clock_hz', sustained_sm_clock_hz)\n    _object_setattr(self, 'compute_capability', compute_capability)\n": _init_11,
-    "def __init__(self, output_shape, params):\n    _object_setattr(self, 'output_shape', output_shape)\n    _object_setattr(self, 'params', params)\n": _init_12,
-    "def __init__(self, name, storage_bytes, matmul, vector, natural_floats=_default_natural_floats):\n    _object_setattr(self, 'name', name)\n    _object_setattr(self, 'storage_bytes', storage_bytes)\n    _object_setattr(self, 'matmul', matmul)\n    _object_setattr(self, 'vector', vector)\n    _object_setattr(self, 'natural_floats', natural_floats)\n": _init_13,
-    "def __init__(self, graph, node_policy, passes, notes):\n    _object_setattr(self, 'graph', graph)\n    _object_setattr(self, 'node_policy', node_policy)\n    _object_setattr(self, 'passes', passes)\n    _object_setattr(self, 'notes', notes)\n": _init_14,
-    "def __init__(self, op_class, time_s, share, ops, kernels, flops, hbm_bytes):\n    _object_setattr(self, 'op_class', op_class)\n    _object_setattr(self, 'time_s', time_s)\n    _object_setattr(self, 'share', share)\n    _object_setattr(self, 'ops', ops)\n    _object_setattr(self, 'kernels', kernels)\n    _object_setattr(self, 'flops', flops)\n    _object_setattr(self, 'hbm_bytes', hbm_bytes)\n": _init_15,
-    "def __init__(self, kernels, compute_s, gemm_k, hbm_s, l2_s, l1_s, rows_per_sm, walk_waves, walk_bytes_per_sm, loop_steps=_default_loop_steps):\n    _object_setattr(self, 'kernels', kernels)\n    _object_setattr(self, 'compute_s', compute_s)\n    _object_setattr(self, 'gemm_k', gemm_k)\n    _object_setattr(self, 'hbm_s', hbm_s)\n    _object_setattr(self, 'l2_s', l2_s)\n    _object_setattr(self, 'l1_s', l1_s)\n    _object_setattr(self, 'rows_per_sm', rows_per_sm)\n    _object_setattr(self, 'walk_waves', walk_waves)\n    _object_setattr(self, 'walk_bytes_per_sm', walk_bytes_per_sm)\n    _object_setattr(self, 'loop_steps', loop_steps)\n": _init_16,
-    'def __init__(self, precision, unit, flops):\n    _set_precision(self, precision)\n    _set_unit(self, unit)\n    _set_flops(self, flops)\n': _init_17,
-    "def __init__(self, model, gpu, precision, batch, ops, unsupported, calibration, eager_time_s=_default_eager_time_s, optimizations=_default_optimizations, op_info=_HAS_FACTORY, notes=_default_notes):\n    _object_setattr(self, 'model', model)\n    _object_setattr(self, 'gpu', gpu)\n    _object_setattr(self, 'precision', precision)\n    _object_setattr(self, 'batch', batch)\n    _object_setattr(self, 'ops', ops)\n    _object_setattr(self, 'unsupported', unsupported)\n    _object_setattr(self, 'calibration', calibration)\n    _object_setattr(self, 'eager_time_s', eager_time_s)\n    _object_setattr(self, 'optimizations', optimizations)\n    if op_info is _HAS_FACTORY:\n        op_info = _factory_op_info()\n    _object_setattr(self, 'op_info', op_info)\n    _object_setattr(self, 'notes', notes)\n": _init_18,
-    'def __init__(self, name, op_type, domain, inputs, outputs, attrs=_HAS_FACTORY, const_inputs=_HAS_FACTORY, scope=_default_scope):\n    _set_name(self, name)\n    _set_op_type(self, op_type)\n    _set_domain(self, domain)\n    _set_inputs(self, inputs)\n    _set_outputs(self, outputs)\n    if attrs is _HAS_FACTORY:\n        attrs = _factory_attrs()\n    _set_attrs(self, attrs)\n    if const_inputs is _HAS_FACTORY:\n        const_inputs = _factory_const_inputs()\n    _set_const_inputs(self, const_inputs)\n    _set_scope(self, scope)\n': _init_19,
-    'def __init__(self, name, op_type, flops, bytes, kernels, work):\n    _set_name(self, name)\n    _set_op_type(self, op_type)\n    _set_flops(self, flops)\n    _set_bytes(self, bytes)\n    _set_kernels(self, kernels)\n    _set_work(self, work)\n': _init_20,
-    'def __init__(self, cost, time_s, bound, level_time_s, efficiency=_default_efficiency, extra_kernels=_default_extra_kernels, extra_time_s=_default_extra_time_s):\n    _set_cost(self, cost)\n    _set_time_s(self, time_s)\n    _set_bound(self, bound)\n    _set_level_time_s(self, level_time_s)\n    _set_efficiency(self, efficiency)\n    _set_extra_kernels(self, extra_kernels)\n    _set_extra_time_s(self, extra_time_s)\n': _init_21,
-    'def __init__(self, flops, bytes_read, bytes_written, kernels, weight_bytes=_default_weight_bytes, notes=_default_notes, input_bytes=_HAS_FACTORY, gemm=_default_gemm, gemm_operand_bytes=_default_gemm_operand_bytes, rows=_default_rows, overlaps_producer=_default_overlaps_producer, fused_attention=_default_fused_attention, channel_walk=_default_channel_walk, attention_tiles=_default_attention_tiles, attention_causal=_default_attention_causal, thread_loop=_default_thread_loop):\n    _set_flops(self, flops)\n    _set_bytes_read(self, bytes_read)\n    _set_bytes_written(self, bytes_written)\n    _set_kernels(self, kernels)\n    _set_weight_bytes(self, weight_bytes)\n    _set_notes(self, notes)\n    if input_bytes is _HAS_FACTORY:\n        input_bytes = _factory_input_bytes()\n    _set_input_bytes(self, input_bytes)\n    _set_gemm(self, gemm)\n    _set_gemm_operand_bytes(self, gemm_operand_bytes)\n    _set_rows(self, rows)\n    _set_overlaps_producer(self, overlaps_producer)\n    _set_fused_attention(self, fused_attention)\n    _set_channel_walk(self, channel_walk)\n    _set_attention_tiles(self, attention_tiles)\n    _set_attention_causal(self, attention_causal)\n    _set_thread_loop(self, thread_loop)\n': _init_22,
-    'def __init__(self, name, dtype, shape, is_initializer=_default_is_initializer):\n    _set_name(self, name)\n    _set_dtype(self, dtype)\n    _set_shape(self, shape)\n    _set_is_initializer(self, is_initializer)\n': _init_23,
+    "def __init__(self, nodes, q, k, v, out):\n    _object_setattr(self, 'nodes', nodes)\n    _object_setattr(self, 'q', q)\n    _object_setattr(self, 'k', k)\n    _object_setattr(self, 'v', v)\n    _object_setattr(self, 'out', out)\n": _init_5,
+    "def __init__(self, group, mq, mk, second, add, extra, mask_src):\n    _object_setattr(self, 'group', group)\n    _object_setattr(self, 'mq', mq)\n    _object_setattr(self, 'mk', mk)\n    _object_setattr(self, 'second', second)\n    _object_setattr(self, 'add', add)\n    _object_setattr(self, 'extra', extra)\n    _object_setattr(self, 'mask_src', mask_src)\n": _init_6,
+    "def __init__(self, l1, l2, tile):\n    _object_setattr(self, 'l1', l1)\n    _object_setattr(self, 'l2', l2)\n    _object_setattr(self, 'tile', tile)\n": _init_7,
+    "def __init__(self, tensor_tile=_default_tensor_tile, cuda_tile=_default_cuda_tile, min_tile=_default_min_tile, sm_count=_default_sm_count, tma_multicast=_default_tma_multicast, l2_far_fraction=_default_l2_far_fraction, resident_fraction=_default_resident_fraction, residency=_default_residency, tma_tensor_path=_default_tma_tensor_path):\n    _object_setattr(self, 'tensor_tile', tensor_tile)\n    _object_setattr(self, 'cuda_tile', cuda_tile)\n    _object_setattr(self, 'min_tile', min_tile)\n    _object_setattr(self, 'sm_count', sm_count)\n    _object_setattr(self, 'tma_multicast', tma_multicast)\n    _object_setattr(self, 'l2_far_fraction', l2_far_fraction)\n    _object_setattr(self, 'resident_fraction', resident_fraction)\n    _object_setattr(self, 'residency', residency)\n    _object_setattr(self, 'tma_tensor_path', tma_tensor_path)\n": _init_8,
+    "def __init__(self, alias, last_read, produced):\n    _object_setattr(self, 'alias', alias)\n    _object_setattr(self, 'last_read', last_read)\n    _object_setattr(self, 'produced', produced)\n": _init_9,
+    "def __init__(self, name, tensor_core_generation, tensor_precisions, compute_capabilities):\n    _object_setattr(self, 'name', name)\n    _object_setattr(self, 'tensor_core_generation', tensor_core_generation)\n    _object_setattr(self, 'tensor_precisions', tensor_precisions)\n    _object_setattr(self, 'compute_capabilities', compute_capabilities)\n": _init_10,
+    "def __init__(self, fp32_lanes, dispatch_threads, source):\n    _object_setattr(self, 'fp32_lanes', fp32_lanes)\n    _object_setattr(self, 'dispatch_threads', dispatch_threads)\n    _object_setattr(self, 'source', source)\n": _init_11,
+    "def __init__(self, name, full_name, aliases, arch, sm_count, sm_clock_hz, l2_bytes, hbm_bytes, launch_overhead_s, kernel_gap_s, peak_flops_per_s, bandwidth_Bps, provenance, sources, datasheet, path=_default_path, memory_bytes=_default_memory_bytes, sustained_sm_clock_hz=_default_sustained_sm_clock_hz, compute_capability=_default_compute_capability):\n    _object_setattr(self, 'name', name)\n    _object_setattr(self, 'full_name', full_name)\n    _object_setattr(self, 'aliases', aliases)\n    _object_setattr(self, 'arch', arch)\n    _object_setattr(self, 'sm_count', sm_count)\n    _object_setattr(self, 'sm_clock_hz', sm_clock_hz)\n    _object_setattr(self, 'l2_bytes', l2_bytes)\n    _object_setattr(self, 'hbm_bytes', hbm_bytes)\n    _object_setattr(self, 'launch_overhead_s', launch_overhead_s)\n    _object_setattr(self, 'kernel_gap_s', kernel_gap_s)\n    _object_setattr(self, 'peak_flops_per_s', peak_flops_per_s)\n    _object_setattr(self, 'bandwidth_Bps', bandwidth_Bps)\n    _object_setattr(self, 'provenance', provenance)\n    _object_setattr(self, 'sources', sources)\n    _object_setattr(self, 'datasheet', datasheet)\n    _object_setattr(self, 'path', path)\n    _object_setattr(self, 'memory_bytes', memory_bytes)\n    _object_setattr(self, 'sustained_sm_clock_hz', sustained_sm_clock_hz)\n    _object_setattr(self, 'compute_capability', compute_capability)\n": _init_12,
+    "def __init__(self, output_shape, params):\n    _object_setattr(self, 'output_shape', output_shape)\n    _object_setattr(self, 'params', params)\n": _init_13,
+    "def __init__(self, name, storage_bytes, matmul, vector, natural_floats=_default_natural_floats):\n    _object_setattr(self, 'name', name)\n    _object_setattr(self, 'storage_bytes', storage_bytes)\n    _object_setattr(self, 'matmul', matmul)\n    _object_setattr(self, 'vector', vector)\n    _object_setattr(self, 'natural_floats', natural_floats)\n": _init_14,
+    "def __init__(self, graph, node_policy, passes, notes):\n    _object_setattr(self, 'graph', graph)\n    _object_setattr(self, 'node_policy', node_policy)\n    _object_setattr(self, 'passes', passes)\n    _object_setattr(self, 'notes', notes)\n": _init_15,
+    "def __init__(self, op_class, time_s, share, ops, kernels, flops, hbm_bytes):\n    _object_setattr(self, 'op_class', op_class)\n    _object_setattr(self, 'time_s', time_s)\n    _object_setattr(self, 'share', share)\n    _object_setattr(self, 'ops', ops)\n    _object_setattr(self, 'kernels', kernels)\n    _object_setattr(self, 'flops', flops)\n    _object_setattr(self, 'hbm_bytes', hbm_bytes)\n": _init_16,
+    "def __init__(self, kernels, compute_s, gemm_k, hbm_s, l2_s, l1_s, rows_per_sm, walk_waves, walk_bytes_per_sm, loop_steps=_default_loop_steps):\n    _object_setattr(self, 'kernels', kernels)\n    _object_setattr(self, 'compute_s', compute_s)\n    _object_setattr(self, 'gemm_k', gemm_k)\n    _object_setattr(self, 'hbm_s', hbm_s)\n    _object_setattr(self, 'l2_s', l2_s)\n    _object_setattr(self, 'l1_s', l1_s)\n    _object_setattr(self, 'rows_per_sm', rows_per_sm)\n    _object_setattr(self, 'walk_waves', walk_waves)\n    _object_setattr(self, 'walk_bytes_per_sm', walk_bytes_per_sm)\n    _object_setattr(self, 'loop_steps', loop_steps)\n": _init_17,
+    'def __init__(self, precision, unit, flops):\n    _set_precision(self, precision)\n    _set_unit(self, unit)\n    _set_flops(self, flops)\n': _init_18,
+    "def __init__(self, model, gpu, precision, batch, ops, unsupported, calibration, eager_time_s=_default_eager_time_s, optimizations=_default_optimizations, op_info=_HAS_FACTORY, notes=_default_notes):\n    _object_setattr(self, 'model', model)\n    _object_setattr(self, 'gpu', gpu)\n    _object_setattr(self, 'precision', precision)\n    _object_setattr(self, 'batch', batch)\n    _object_setattr(self, 'ops', ops)\n    _object_setattr(self, 'unsupported', unsupported)\n    _object_setattr(self, 'calibration', calibration)\n    _object_setattr(self, 'eager_time_s', eager_time_s)\n    _object_setattr(self, 'optimizations', optimizations)\n    if op_info is _HAS_FACTORY:\n        op_info = _factory_op_info()\n    _object_setattr(self, 'op_info', op_info)\n    _object_setattr(self, 'notes', notes)\n": _init_19,
+    'def __init__(self, name, op_type, domain, inputs, outputs, attrs=_HAS_FACTORY, const_inputs=_HAS_FACTORY, scope=_default_scope):\n    _set_name(self, name)\n    _set_op_type(self, op_type)\n    _set_domain(self, domain)\n    _set_inputs(self, inputs)\n    _set_outputs(self, outputs)\n    if attrs is _HAS_FACTORY:\n        attrs = _factory_attrs()\n    _set_attrs(self, attrs)\n    if const_inputs is _HAS_FACTORY:\n        const_inputs = _factory_const_inputs()\n    _set_const_inputs(self, const_inputs)\n    _set_scope(self, scope)\n': _init_20,
+    'def __init__(self, name, op_type, flops, bytes, kernels, work):\n    _set_name(self, name)\n    _set_op_type(self, op_type)\n    _set_flops(self, flops)\n    _set_bytes(self, bytes)\n    _set_kernels(self, kernels)\n    _set_work(self, work)\n': _init_21,
+    'def __init__(self, cost, time_s, bound, level_time_s, efficiency=_default_efficiency, extra_kernels=_default_extra_kernels, extra_time_s=_default_extra_time_s):\n    _set_cost(self, cost)\n    _set_time_s(self, time_s)\n    _set_bound(self, bound)\n    _set_level_time_s(self, level_time_s)\n    _set_efficiency(self, efficiency)\n    _set_extra_kernels(self, extra_kernels)\n    _set_extra_time_s(self, extra_time_s)\n': _init_22,
+    'def __init__(self, flops, bytes_read, bytes_written, kernels, weight_bytes=_default_weight_bytes, notes=_default_notes, input_bytes=_HAS_FACTORY, gemm=_default_gemm, gemm_operand_bytes=_default_gemm_operand_bytes, rows=_default_rows, overlaps_producer=_default_overlaps_producer, fused_attention=_default_fused_attention, channel_walk=_default_channel_walk, attention_tiles=_default_attention_tiles, attention_causal=_default_attention_causal, thread_loop=_default_thread_loop):\n    _set_flops(self, flops)\n    _set_bytes_read(self, bytes_read)\n    _set_bytes_written(self, bytes_written)\n    _set_kernels(self, kernels)\n    _set_weight_bytes(self, weight_bytes)\n    _set_notes(self, notes)\n    if input_bytes is _HAS_FACTORY:\n        input_bytes = _factory_input_bytes()\n    _set_input_bytes(self, input_bytes)\n    _set_gemm(self, gemm)\n    _set_gemm_operand_bytes(self, gemm_operand_bytes)\n    _set_rows(self, rows)\n    _set_overlaps_producer(self, overlaps_producer)\n    _set_fused_attention(self, fused_attention)\n    _set_channel_walk(self, channel_walk)\n    _set_attention_tiles(self, attention_tiles)\n    _set_attention_causal(self, attention_causal)\n    _set_thread_loop(self, thread_loop)\n': _init_23,
+    'def __init__(self, name, dtype, shape, is_initializer=_default_is_initializer):\n    _set_name(self, name)\n    _set_dtype(self, dtype)\n    _set_shape(self, shape)\n    _set_is_initializer(self, is_initializer)\n': _init_24,
 }

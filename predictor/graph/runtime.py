@@ -305,7 +305,7 @@ def sdpa_groups(nodes: Sequence[Node], graph_inputs: frozenset = frozenset()) ->
     return frozenset(out)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MathAttention:
     """One SDPA call PyTorch runs on its math path (shapes its fused kernels do not take): the names of its nodes
     and its q, k (as the score MatMul reads it, transposed) and v inputs and its output."""
