@@ -217,3 +217,101 @@ class WaveNetTCN(nn.Module):
             x, s = block(x)
             skips = skips + s
         return self.head(skips)
+
+
+class PixelLogits(nn.Module):
+    """Hugging Face dense-prediction model (UperNet) -> logits (forward takes pixel_values)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(pixel_values=x).logits
+
+
+class DetectionHeads(nn.Module):
+    """torchvision one-stage detector (RetinaNet, FCOS) without its transform and box decoding: backbone + FPN and
+    the head's per-anchor class logits and box regressions concatenated (batch, anchors, classes + 4)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.backbone = model.backbone
+        self.head = model.head
+
+    def forward(self, x):
+        features = list(self.backbone(x).values())
+        cls = self.head.classification_head(features)
+        box = self.head.regression_head(features)
+        return torch.cat([cls, box], dim=2)
+
+
+class FramePairFlow(nn.Module):
+    """torchvision RAFT on a frame pair stacked on channels (batch, 6, H, W) -> the last flow estimate."""
+
+    def __init__(self, model: nn.Module, updates: int = 12):
+        super().__init__()
+        self.model = model
+        self.updates = updates
+
+    def forward(self, x):
+        return self.model(x[:, :3], x[:, 3:], num_flow_updates=self.updates)[-1]
+
+
+class PastValuesForecast(nn.Module):
+    """Hugging Face TimesFM on a (batch, context) series, no padding, frequency class 0 -> mean forecast."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        freq = torch.zeros(x.shape[0], 1, dtype=torch.long, device=x.device)
+        return self.model(past_values=x, past_values_padding=torch.zeros_like(x), freq=freq).last_hidden_state
+
+
+class InputsLastHidden(nn.Module):
+    """Hugging Face Perceiver (with its own input preprocessor) -> the latents' last_hidden_state."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(inputs=x).last_hidden_state
+
+
+def _mlp(sizes: list[int], last_act: bool) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(nn.Linear(a, b))
+        if last_act or i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+class DLRM(nn.Module):
+    """DLRM (Naumov et al. 2019) on Criteo-style rows of integer features (batch, dense + sparse): the first `dense`
+    columns are counts fed to the bottom MLP as log(1 + x), the rest are ids into one embedding table each (one
+    table with offsets); pairwise dot-product interaction of the bottom output and the embeddings (upper triangle),
+    top MLP to a click probability."""
+
+    def __init__(self, dense: int = 13, sparse: int = 26, rows: int = 100000, dim: int = 128,
+                 bottom: tuple[int, ...] = (512, 256, 128), top: tuple[int, ...] = (1024, 1024, 512, 256, 1)):
+        super().__init__()
+        self.dense = dense
+        self.embedding = nn.Embedding(sparse * rows, dim)
+        self.register_buffer("offsets", torch.arange(sparse) * rows)
+        self.bottom = _mlp([dense, *bottom], last_act=True)
+        n = sparse + 1
+        li, lj = torch.tril_indices(n, n, offset=-1)
+        self.register_buffer("li", li)
+        self.register_buffer("lj", lj)
+        self.top = _mlp([dim + n * (n - 1) // 2, *top], last_act=False)
+
+    def forward(self, x):
+        d = self.bottom(torch.log1p(x[:, :self.dense].float()).to(self.embedding.weight.dtype))
+        e = self.embedding(x[:, self.dense:] + self.offsets)
+        z = torch.cat([d.unsqueeze(1), e], dim=1)
+        inter = torch.bmm(z, z.transpose(1, 2))[:, self.li, self.lj]
+        return torch.sigmoid(self.top(torch.cat([d, inter], dim=1)))
