@@ -14,7 +14,7 @@ def test_spec_table_fields():
         assert spec.input_kind in ("image", "tokens", "sequence")
         assert callable(spec.builder)
         if spec.input_kind == "tokens":
-            assert spec.vocab_size > 1 and spec.sample_shape == (zoo.SEQ_LEN,)
+            assert spec.vocab_size > 1 and len(spec.sample_shape) == 1   # (seq,): SEQ_LEN unless a model's own length
             assert spec.input_name == "input_ids"
         else:
             assert spec.input_name == "input"
@@ -32,6 +32,15 @@ def test_splits_disjoint_and_sized():
     assert not train & held
     assert 8 <= len(train) <= 11 and 5 <= len(held) <= 9
     assert train | held == set(zoo.names())
+
+
+def test_blind7_is_24_new_families_outside_the_default_sweep():
+    blind7 = zoo.parse_names("blind7")
+    assert blind7 == zoo.names("blind7", include_extra=True) and len(blind7) == 24
+    assert not set(blind7) & set(zoo.names())
+    fams = {zoo.NETWORKS[n].arch_family for n in blind7}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.split != "blind7"}
+    assert len(fams) == 24 and not fams & others
 
 
 def test_heldout_covers_families():
