@@ -135,7 +135,7 @@ def _has_bidirectional_rnn(network: str) -> bool:
 def _costs(case: Case, profile):
     graph = graph_for(case.network, case.batch)
     if graph is None:
-        return None, None
+        return None, None, {}
     pol = policy(case.precision)
     prepared = prepare_graph(graph, pol)  # as predict costs it (16-bit math-path attention in fp32)
     graph, node_pol = prepared.graph, prepared.node_policy
