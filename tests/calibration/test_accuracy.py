@@ -2,7 +2,7 @@
 
 The first 2026-12-05 refit (README "How accuracy is judged"): the first six blind sets (spent) are training data;
 the training networks (127, 964 cases) sit at 12.1%, the held-out networks (consulted at every earlier change) at
-11.5%. The sixth blind set scored 12.1% when it was looked at once (calibration/data/h200/accuracy/blind6_once.json);
+10.9%. The sixth blind set scored 12.1% when it was looked at once (calibration/data/h200/accuracy/blind6_once.json);
 no blind split has cases now. The guards hold these figures.
 """
 import pytest
@@ -25,8 +25,8 @@ def test_training_networks(summary):
 
 def test_held_out_networks(summary):
     assert summary["heldout"]["all"]["n"] >= 60
-    assert summary["heldout"]["all"]["median"] <= 0.095  # 9.1% (8.0% before the sixth blind set's data joined the fit)
-    assert summary["heldout"]["all"]["mape"] <= 0.12  # 11.5% (9.3% on 2026-12-03; 11.1%, 11.4%, 10.7%, 10.1% after refits)
+    assert summary["heldout"]["all"]["median"] <= 0.095  # 8.7% (8.0% before the sixth blind set's data joined the fit)
+    assert summary["heldout"]["all"]["mape"] <= 0.115  # 10.9% (9.3% on 2026-12-03; 11.1%, 11.4%, 10.7%, 10.1% after refits)
     assert summary["heldout"]["all"]["worst"] <= 0.31  # 29.8% (regnet_y_1_6gf fp32 b32)
 
 
