@@ -155,6 +155,16 @@ class FittedCalibration:
         ideal, _ = bound_of(ideal_times)
         op = runtime_op(node, cost.work)
         cls = kernel_class(node, op)
+        pred = self._predict_as(cls, node, cost, profile, policy, moved, op, ideal)
+        if cls == "rnn_gemv":  # cuBLAS runs GEMV steps at batch 1 because they are the faster kernels: never slower
+            batched = self._predict_as("rnn", node, cost, profile, policy, moved, op, ideal)  # than the batched GEMM
+            if batched.time_s < pred.time_s:  # steps (a transferred GPU's L2 bandwidth can make them so)
+                return batched
+        return pred
+
+    def _predict_as(self, cls: str, node: Node, cost: OpCost, profile: MachineProfile, policy: PrecisionPolicy,
+                    moved, op: str, ideal: float) -> OpPrediction:
+        """The node's prediction with the parameters of kernel class ``cls``."""
         prm = self.params(cls, policy.name)
         if moved is not None:  # fp32 issue width of the target's SMs (machine/transfer.py)
             eff = moved.efficiency(cls, policy.name, prm.eff_compute)

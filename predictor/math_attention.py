@@ -22,13 +22,15 @@ from .types import Node, TensorInfo, frozen_map
 _LOW = {"fp16": "float16", "bf16": "bfloat16"}
 
 
-def upcast_math_attention(graph: Graph, pol: PrecisionPolicy) -> tuple[Graph, Mapping[str, PrecisionPolicy]]:
+def upcast_math_attention(graph: Graph, pol: PrecisionPolicy,
+                          skip: Mapping | frozenset = frozenset()) -> tuple[Graph, Mapping[str, PrecisionPolicy]]:
     """``graph`` with its math-path attention calls in fp32 under the uniform 16-bit policy ``pol``, and the policy
-    of every node that does not run at ``pol`` (the calls' nodes and their casts); unchanged otherwise."""
+    of every node that does not run at ``pol`` (the calls' nodes and their casts); unchanged otherwise. Calls with a
+    node in ``skip`` (an explicit fp32 region's, predictor/upcasts.py) are left as they are."""
     low = _LOW.get(pol.name)
     if low is None:
         return graph, frozen_map()
-    calls = math_attention_calls(graph.nodes, graph.input_names)
+    calls = [c for c in math_attention_calls(graph.nodes, graph.input_names) if not any(n in skip for n in c.nodes)]
     if not calls:
         return graph, frozen_map()
     fp32 = POLICIES["fp32"]

@@ -63,10 +63,13 @@ def prepare_graph(graph: Graph, pol: PrecisionPolicy, optimize: tuple[str, ...] 
         if has_quantisation(graph):
             q = quantise(graph)
             graph, node_pol, qnotes = q.graph, q.node_policy, q.notes
-    if not mixed_precision and not node_pol:  # 16-bit SDPA calls on PyTorch's math path compute in fp32
+    if not mixed_precision and not node_pol:  # a 16-bit model's explicit fp32 regions and math-path attention
         from .math_attention import upcast_math_attention
+        from .upcasts import upcast_regions
 
-        graph, node_pol = upcast_math_attention(graph, pol)
+        graph, node_pol = upcast_regions(graph, pol)
+        graph, math_pol = upcast_math_attention(graph, pol, skip=node_pol)
+        node_pol = {**node_pol, **math_pol} if node_pol else math_pol
     if passes:  # after autocast: fused nodes keep their last member's name, hence its precision policy
         from .optimize import apply_passes
 

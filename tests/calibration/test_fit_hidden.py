@@ -1,7 +1,7 @@
 """The main fit's hidden kernels: which extra kernels move a node's activations, and how an entry is written."""
 import pytest
 
-from calibration.fit.fit import MOVING_MIN_IO_S, _hidden_list, hidden_count, moving_kernels
+from calibration.fit.fit import MOVING_MIN_IO_S, _hidden_list, _host_driven, hidden_count, moving_kernels
 from predictor.types import Node, frozen_map
 
 
@@ -47,3 +47,11 @@ def test_autocast_batch_norm_parameter_kernels_are_fixed_cost(tmp_path, monkeypa
     path.write_text(json.dumps({"cases": [{"network": "n", "mode": "amp_bf16", "rows": rows}]}))
     assert fit_mod.learn_autocast_hidden(path) == {
         "BatchNormalization:fp32_params": {"bf16": {"count": 2.0, "moving": 0.0}}}
+
+
+def test_host_driven_scopes_teach_no_hidden_kernels():
+    from types import SimpleNamespace as K
+
+    pad = [K(name="void at::native::reflection_pad1d_out_kernel<c10::Half>"), K(name="Memcpy DtoH (Device -> Pinned)"),
+           K(name="void at::native::vectorized_elementwise_kernel<2, at::native::CUDAFunctor_add<long>>")]
+    assert _host_driven(pad) and not _host_driven(pad[:1] + pad[2:])
