@@ -14,12 +14,11 @@ from dataclasses import replace
 from typing import Mapping
 
 from .amp import CAST_DOMAIN, CAST_OP
+from .graph.links import links
 from .graph.loader import Graph
 from .graph.runtime import math_attention_calls
-from .precision import POLICIES, PrecisionPolicy
+from .precision import POLICIES, UNIFORM_LOW_DTYPES, PrecisionPolicy
 from .types import Node, TensorInfo, frozen_map
-
-_LOW = {"fp16": "float16", "bf16": "bfloat16"}
 
 
 def upcast_math_attention(graph: Graph, pol: PrecisionPolicy,
@@ -27,7 +26,7 @@ def upcast_math_attention(graph: Graph, pol: PrecisionPolicy,
     """``graph`` with its math-path attention calls in fp32 under the uniform 16-bit policy ``pol``, and the policy
     of every node that does not run at ``pol`` (the calls' nodes and their casts); unchanged otherwise. Calls with a
     node in ``skip`` (an explicit fp32 region's, predictor/upcasts.py) are left as they are."""
-    low = _LOW.get(pol.name)
+    low = UNIFORM_LOW_DTYPES.get(pol.name)
     if low is None:
         return graph, frozen_map()
     calls = [c for c in math_attention_calls(graph.nodes, graph.input_names) if not any(n in skip for n in c.nodes)]
@@ -40,14 +39,7 @@ def upcast_math_attention(graph: Graph, pol: PrecisionPolicy,
     renamed: dict[tuple[str, str], TensorInfo] = {}  # (node, input name) -> its fp32 copy
     outputs: dict[str, TensorInfo] = {}  # output name of a call -> the fp32 tensor its last node writes instead
     after: dict[str, Node] = {}  # last node of a call -> the cast of its output back to 16 bits
-    consumers: dict[str, list[Node]] = {}
-    producer: dict[str, Node] = {}
-    for n in graph.nodes:
-        for t in n.outputs:
-            producer[t.name] = n
-        for t in n.inputs:
-            if t is not None:
-                consumers.setdefault(t.name, []).append(n)
+    producer, consumers = links(graph.nodes)
 
     def cast(src: TensorInfo, dst: TensorInfo, scope: str) -> Node:
         node = Node(name=f"{CAST_OP}:{dst.name}", op_type=CAST_OP, domain=CAST_DOMAIN, inputs=(src,), outputs=(dst,),

@@ -56,6 +56,8 @@ POLICIES: dict[str, PrecisionPolicy] = {
     "amp-bf16": PrecisionPolicy("amp-bf16", 2, (Precision.BF16, Unit.TENSOR), (Precision.FP32, Unit.CUDA), True),
 }
 MIXED = ("amp", "amp-bf16")
+# the uniform 16-bit precisions (a model.half() / .bfloat16() run) and their float dtype
+UNIFORM_LOW_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 _MIXED_LOW = {"amp": "fp16", "amp-bf16": "bf16"}
 
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
+from .graph.links import links
 from .graph.loader import Graph
-from .precision import FLOAT_DTYPES, POLICIES, PrecisionPolicy
+from .precision import FLOAT_DTYPES, POLICIES, UNIFORM_LOW_DTYPES, PrecisionPolicy
 from .types import Node, TensorInfo, frozen_map
 
-_LOW = {"fp16": "float16", "bf16": "bfloat16"}
+_SOFTMAX = ("Softmax", "LogSoftmax")
 # ops PyTorch runs against the model's 16-bit parameters: an fp32 input there is a dtype error, not a promotion
 _WEIGHTED = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose", "LayerNormalization", "BatchNormalization",
                        "InstanceNormalization", "GroupNormalization", "LSTM", "GRU", "RNN", "SimplifiedLayerNormalization",
@@ -43,13 +44,11 @@ def _weighted(node: Node) -> bool:
                                              for t in node.inputs)
 
 
-def fp32_regions(graph: Graph) -> tuple[frozenset, frozenset, frozenset]:
-    """(region nodes, opening casts, closing casts) of ``graph`` run as a 16-bit model."""
-    consumers: dict[str, list[Node]] = {}
-    for n in graph.nodes:
-        for t in n.inputs:
-            if t is not None:
-                consumers.setdefault(t.name, []).append(n)
+def fp32_regions(graph: Graph, consumers: dict[str, list[Node]] | None = None) -> tuple[frozenset, frozenset, frozenset]:
+    """(region nodes, opening casts, closing casts) of ``graph`` run as a 16-bit model (``consumers``: the graph's,
+    graph/links.py, when the caller has them)."""
+    if consumers is None:
+        consumers = links(graph.nodes)[1]
     # activations: tensors computed from the weights (an op with weights, an embedding Gather) through float ops; an
     # up-cast of anything else (a mask or position table built from integers) is taken to give the model's type
     acts: set[str] = set()
@@ -98,29 +97,25 @@ def upcast_regions(graph: Graph, pol: PrecisionPolicy) -> tuple[Graph, Mapping[s
     """``graph`` with its explicit fp32 regions under the uniform 16-bit policy ``pol``: the regions' nodes at fp32, the
     casts that open and close them as conversion kernels, every tensor they touch at its runtime dtype; and the policy
     of every such node. Unchanged at other precisions or without regions."""
-    low = _LOW.get(pol.name)
+    low = UNIFORM_LOW_DTYPES.get(pol.name)
     if low is None:
         return graph, frozen_map()
-    region, opening, closing = fp32_regions(graph)
+    producer, readers = links(graph.nodes)
+    region, opening, closing = fp32_regions(graph, readers)
     if not opening:
         return graph, frozen_map()
     fp32 = replace(POLICIES["fp32"], natural_floats=True)
     low_pol = replace(pol, natural_floats=True)
-    readers: dict[str, list[Node]] = {}
-    producer: dict[str, Node] = {}
-    for n in graph.nodes:
-        for t in n.inputs:
-            if t is not None:
-                readers.setdefault(t.name, []).append(n)
-        for t in n.outputs:
-            producer[t.name] = n
+
+    def only_reader_is_softmax(name: str) -> bool:
+        rs = readers.get(name, [])
+        return len(rs) == 1 and rs[0].op_type in _SOFTMAX
+
     # softmax(x, dtype=torch.float32): the conversion happens inside the softmax kernel, which reads the 16-bit input
     # (a cast feeding only the softmax) or writes fp32 (a cast of the softmax's output, its only reader)
-    softmax = ("Softmax", "LogSoftmax")
-    fused_in = {n.name for n in graph.nodes if n.name in opening
-                and [c.op_type for c in readers.get(n.outputs[0].name, [])] in (["Softmax"], ["LogSoftmax"])}
+    fused_in = {n.name for n in graph.nodes if n.name in opening and only_reader_is_softmax(n.outputs[0].name)}
     fused_out = {n.name for n in graph.nodes if n.name in opening and n.inputs[0].name in producer
-                 and producer[n.inputs[0].name].op_type in softmax and len(readers[n.inputs[0].name]) == 1}
+                 and producer[n.inputs[0].name].op_type in _SOFTMAX and len(readers[n.inputs[0].name]) == 1}
     wide: set[str] = set()  # fp32 tensors: outputs of the opening casts and of region nodes
     for n in graph.nodes:
         if (n.name in opening and n.name not in fused_in) or n.name in region:
