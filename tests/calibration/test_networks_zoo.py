@@ -34,15 +34,6 @@ def test_splits_disjoint_and_sized():
     assert train | held == set(zoo.names())
 
 
-def test_blind7_is_24_new_families_outside_the_default_sweep():
-    blind7 = zoo.parse_names("blind7")
-    assert blind7 == zoo.names("blind7", include_extra=True) and len(blind7) == 24
-    assert not set(blind7) & set(zoo.names())
-    fams = {zoo.NETWORKS[n].arch_family for n in blind7}
-    others = {s.arch_family for s in zoo.NETWORKS.values() if s.split != "blind7"}
-    assert len(fams) == 24 and not fams & others
-
-
 def test_heldout_covers_families():
     fams = {zoo.NETWORKS[n].family for n in zoo.names("heldout")}
     assert {"cnn", "transformer", "segmentation", "rnn"} <= fams
