@@ -152,6 +152,19 @@ MOVING_SHARE = 0.5
 MOVING_MIN_IO_S = 5e-6
 
 
+def replay_gap_s(cases: list[Case], kernels: dict) -> float:
+    """The CUDA-graph replay's time per kernel beyond the kernels' own durations: the median over the batch-1 cases
+    timed by replay of (replay time - eager kernel sum) / kernels. The fit's kernel times are eager kernel durations,
+    so this is what a whole-network replay adds per kernel. Batch 1 only: there the kernels are short and the gap
+    shows; at batch 32 a kernel's launch overlaps the tail of the one before (the difference is often negative)."""
+    xs = []
+    for c in cases:
+        rows = kernels.get(c.key)
+        if rows and c.batch == 1 and c.reference_source.startswith("replay"):
+            xs.append((c.reference_time_s - sum(r.duration_s for r in rows)) / len(rows))
+    return float(np.median(xs)) if xs else 0.0
+
+
 def moving_kernels(durations_s: list[float], own: int, pass_s: float) -> int | None:
     """How many of a scope's extra kernels (all but its ``own`` longest) move the node's activations: those lasting
     at least MOVING_SHARE of ``pass_s`` (one read and write of the input and the output at the HBM ceiling, halved);
@@ -438,7 +451,7 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
         np.bincount(rows.layout_group, weights=(rows.hidden > 0).astype(float), minlength=len(keys)).astype(int)
     names = [c.network for c in cases if kernels.get(c.key) and graph_for(c.network, c.batch) is not None]
     return FitData(rows, measured, weights, sample_case, case_ref, names, keys, groups, hidden, eff_l2, l2, counts,
-                   profile.kernel_gap_s, labels)
+                   replay_gap_s(cases, kernels) or profile.kernel_gap_s, labels)
 
 
 _PARAM_ORDER = ("t0_s", "eff_compute", "eff_memory")
@@ -651,7 +664,7 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
     return {"classes": classes, "hidden": data.hidden, "scope_median_error": float(np.median(err[net])),
             "kernel_median_error": float(np.median(err[~net])) if (~net).any() else None,
             "n_samples": int(net.sum()), "n_kernel_samples": int((~net).sum()),
-            "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4],
+            "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4], "gap_s": data.gap_s,
             "train_mape": float(np.mean(np.abs(whole / data.case_ref - 1))),
             "report": parameter_report(sol, data, settings), "settings": asdict(settings)}
 
@@ -694,7 +707,7 @@ def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, f
     return {
         "schema_version": 1,
         "gpu": "h200",
-        "kernel_gap_s": profile.kernel_gap_s,
+        "kernel_gap_s": result["gap_s"],
         "gemm_k_half": result["gemm_k_half"],
         "rnn_overlap": result["rnn_overlap"],
         "host_dispatch_s": host_s,
@@ -725,7 +738,10 @@ def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, f
             "data": "calibration/data/h200/timing (PyTorch 2.11 eager, cuDNN 9.19, H200, 2026-12-02) and the op "
                     "microbenchmarks calibration/data/h200/microbench (families: calibration/fit/kernel_samples.py)",
             "profile": "h200 (ERT-measured ceilings)",
-            "kernel_gap_s": "per-kernel time of a CUDA-graph replay of empty kernels (ERT run)",
+            "kernel_gap_s": "median over the training networks' batch-1 replayed cases of (CUDA-graph replay time - "
+                            "eager kernel sum) / kernels (calibration/fit/fit.py replay_gap_s); the ERT run's replay of "
+                            "empty kernels gives " + f"{profile.kernel_gap_s:.3g} s (an empty kernel's own duration "
+                            "included)",
             "host_dispatch_s": "median eager time per launched kernel over host-bound training cases "
                                "(library_kernel: of the recurrent training network, kernels inside one cuDNN call)",
             "model": "predictor/fitted.py docstring",
@@ -748,7 +764,7 @@ def main(argv: list[str] | None = None) -> int:
     from .micro_fit import fit_micro_classes
 
     micro_classes, micro_hidden, overlap = fit_micro_classes(result["classes"], result["gemm_k_half"],
-                                                             profile.kernel_gap_s, profile)
+                                                             result["gap_s"], profile)
     result["classes"].update(micro_classes)
     result["hidden"].update(micro_hidden)
     if overlap is not None:

@@ -9,6 +9,13 @@ from ..precision import PrecisionPolicy
 from ..types import DEFAULT_OPSET, Node, OpWork, TensorInfo, WorkKind, frozen_map
 
 
+# Node.attrs marks set by predictor/slice_assign.py: a ScatterND run as one copy into a view (PyTorch's slice
+# assignment), and a node that only builds such a ScatterND's index grid (no kernel)
+SLICE_ASSIGN = "slice_assign"
+INDEX_GRID = "index_grid"
+# Node.attrs mark set by predictor/layout_views.py: a permute PyTorch runs as a view of channels-last memory (no kernel)
+LAYOUT_VIEW = "layout_view"
+
 class ShapeUnknown(Exception):
     """A formula needed a shape that the loader could not infer."""
 

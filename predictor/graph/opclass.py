@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from ..precision import FLOAT_DTYPES
+from .fused import LAYOUT, NHWC
 from .registry import OP_CLASSES, op_traits
 
 # op classes: each op type declares its own where its formula is registered (graph/registry.OpTraits.cls)
 CLASSES = OP_CLASSES
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
-KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "grouped", "layernorm", "gemm_unaligned", "rnn_gemv",
+KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "depthwise_nhwc", "grouped", "grouped_large", "layernorm", "gemm_unaligned", "rnn_gemv",
                             "depthwise_grad", "norm_train", "norm_amp", "elementwise_mixed", "optimizer")
 # op type of a training step's depthwise-convolution backward kernels (PyTorch's own dgrad and wgrad kernels), class
 # ``depthwise_grad`` (fitted on training steps: calibration/fit/train_fit.py)
@@ -31,6 +32,12 @@ LARGE_DEPTHWISE = 7
 # batch from which a grouped convolution is keyed ``Conv:grouped_batched``: the H200 microbenchmarks (batch 1 and 32
 # only) show cuDNN's fp32 grouped convolution as one kernel per group at batch 32 and 1-5 kernels at batch 1
 GROUPED_BATCH = 8
+# kernel edge from which a grouped (not depthwise) convolution is keyed ``Conv:grouped_large`` (class ``grouped_large``,
+# CUDA-core work: graph/ops/conv.py): the speech transformers' positional convolution (wav2vec2, WavLM: 128 taps, 16
+# groups) runs on the H200 as cuDNN's implicit_convolve_sgemm, one kernel per group, at 1-2 TFLOP/s at fp32, fp16
+# and bf16 (conv2d_grouped_direct_kernel at batch 1). Only 3x3 and 128-tap grouped convolutions were measured: the
+# edge between them is a guess
+LARGE_GROUPED = 16
 
 
 def hidden_key(node, op: str | None = None) -> str:
@@ -39,9 +46,12 @@ def hidden_key(node, op: str | None = None) -> str:
 
     * Conv: ``Conv:pointwise`` (1x1, stride 1, one group: cuDNN runs it as a GEMM on NCHW, no transform),
       ``Conv:pointwise_strided``, ``Conv:depthwise`` (groups = input channels) or ``Conv:depthwise_large`` (kernel
-      edge from LARGE_DEPTHWISE: other cuDNN kernels), ``Conv:grouped`` (batch below
+      edge from LARGE_DEPTHWISE: other cuDNN kernels) or, on channels-last input (``LAYOUT = NHWC``: a permuted
+      ConvNeXt block, predictor/layout_views.py, or the channels_last pass), ``Conv:depthwise_nhwc`` (cuDNN's
+      conv2d_c1_k1_nhwc kernels: PyTorch sends every channels-last depthwise convolution to cuDNN), ``Conv:grouped`` (batch below
       GROUPED_BATCH) or ``Conv:grouped_batched`` (at fp32 cuDNN launches a kernel per group there) and
-      ``Conv:spatial`` (kxk: input, weight and output transforms at 16-bit);
+      ``Conv:spatial`` (kxk: input, weight and output transforms at 16-bit); a grouped one with a kernel edge from
+      LARGE_GROUPED is ``Conv:grouped_large`` (CUDA-core kernels, one per group);
     * LSTM/GRU/RNN at batch 1: ``LSTM:gemv`` etc. (class ``rnn_gemv``: each recurrent step is a matrix-vector
       product, which cuBLAS runs as a GEMV kernel streaming the recurrent weights from L2 at fp32/tf32);
     * MatMul (of two activations, or of an activation and a weight) whose K or N is not a multiple of 8 (Swin's
@@ -66,7 +76,11 @@ def hidden_key(node, op: str | None = None) -> str:
         cin = x.shape[1] if x is not None and x.shape is not None and len(x.shape) > 1 else None
         if group > 1:
             if cin is not None and group == cin:
+                if node.attrs.get(LAYOUT) == NHWC:
+                    return "Conv:depthwise_nhwc"
                 return "Conv:depthwise_large" if max(w.shape[2:]) >= LARGE_DEPTHWISE else "Conv:depthwise"
+            if is_large_grouped(w.shape):
+                return "Conv:grouped_large"
             batch = x.shape[0] if x is not None and x.shape else 1
             return "Conv:grouped_batched" if isinstance(batch, int) and batch >= GROUPED_BATCH else "Conv:grouped"
         if all(k == 1 for k in w.shape[2:]):
@@ -82,6 +96,11 @@ def hidden_key(node, op: str | None = None) -> str:
     if op == "BatchNormalization" and bn_fp32_params(node):
         return "BatchNormalization:fp32_params"
     return op
+
+
+def is_large_grouped(w_shape) -> bool:
+    """Whether a grouped convolution's weight ``[Cout, Cin/groups, k...]`` has a kernel edge of LARGE_GROUPED or more."""
+    return len(w_shape) >= 3 and max(int(k) for k in w_shape[2:]) >= LARGE_GROUPED
 
 
 def bn_fp32_params(node) -> bool:
@@ -128,8 +147,9 @@ def mixed_dtypes(node) -> bool:
 
 
 _KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:depthwise_large": "depthwise_large",
+              "Conv:depthwise_nhwc": "depthwise_nhwc",
               "Conv:grouped": "grouped",
-              "Conv:grouped_batched": "grouped",
+              "Conv:grouped_batched": "grouped", "Conv:grouped_large": "grouped_large",
               "LayerNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned",
               "LSTM:gemv": "rnn_gemv", "GRU:gemv": "rnn_gemv", "RNN:gemv": "rnn_gemv",
               DEPTHWISE_GRAD_OP: "depthwise_grad", "BatchNormalization:training": "norm_train",

@@ -55,3 +55,20 @@ def test_host_driven_scopes_teach_no_hidden_kernels():
     pad = [K(name="void at::native::reflection_pad1d_out_kernel<c10::Half>"), K(name="Memcpy DtoH (Device -> Pinned)"),
            K(name="void at::native::vectorized_elementwise_kernel<2, at::native::CUDAFunctor_add<long>>")]
     assert _host_driven(pad) and not _host_driven(pad[:1] + pad[2:])
+
+
+def test_replay_gap_is_the_batch_one_replay_time_beyond_the_kernel_sum():
+    from calibration.fit.dataset import Case, KernelRow
+    from calibration.fit.fit import replay_gap_s
+
+    def case(net, batch, ref_s, source="replay_median"):
+        return Case(net, "fp32", batch, "train", "cnn", ref_s, source, (), float("nan"), 0, None, "")
+
+    rows = [KernelRow("k", 2e-6, "m", "aten::relu")] * 10  # 20 us of kernels
+    kernels = {("a", "fp32", 1): rows, ("b", "fp32", 1): rows, ("c", "fp32", 1): rows, ("d", "fp32", 32): rows,
+               ("e", "fp32", 1): rows}
+    cases = [case("a", 1, 22e-6), case("b", 1, 23e-6), case("c", 1, 26e-6),  # 0.2, 0.3, 0.6 us per kernel
+             case("d", 32, 10e-6),  # batch 32: left out
+             case("e", 1, 90e-6, "eager_kernel_sum+launch")]  # not a replay: left out
+    assert replay_gap_s(cases, kernels) == pytest.approx(0.3e-6)
+    assert replay_gap_s([], kernels) == 0.0

@@ -13,7 +13,9 @@ Reference runtime (PyTorch eager, ``at::_convolution``): the cuDNN path runs the
 ``output.add_(bias)`` as a *separate* elementwise kernel. So a Conv with bias is 2 kernels, and the
 bias pass reads and writes the output once more. Depthwise convolutions (groups == Cin > 1, one input
 channel per group) go to PyTorch's own depthwise kernels, which fuse the bias (1 kernel) and run on
-CUDA cores: their FLOPs are VECTOR work, not MATMUL.
+CUDA cores: their FLOPs are VECTOR work, not MATMUL. So are those of a grouped convolution with a large kernel
+(graph/opclass.LARGE_GROUPED: the speech transformers' 128-tap positional convolution), which cuDNN runs as
+CUDA-core kernels, one per group.
 
 ``OpWork.gemm`` is the implicit GEMM per group (batch = groups):
     Conv           M = N * prod(out_spatial), N = Cout/groups, K = Cin/groups * prod(kernel)
@@ -31,11 +33,13 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
+from ..opclass import is_large_grouped
 from ._common import attr, prod, register
 
 NOTE_BIAS_KERNEL = "bias added by a separate kernel (PyTorch cuDNN path)"
 NOTE_LAYOUT = "fp16/bf16 NCHW: cuDNN layout-transform kernels not counted"
 NOTE_DEPTHWISE = "depthwise: PyTorch native kernel on CUDA cores, bias fused"
+NOTE_GROUPED_LARGE = "grouped, large kernel: cuDNN CUDA-core kernels, one per group"
 
 
 def conv_flops(out_numel: int, w_shape: tuple[int, ...]) -> int:
@@ -81,6 +85,8 @@ def conv(ctx: OpContext) -> OpWork:
     groups = int(attr(ctx, "group", 1))
     if _is_depthwise(x_shape, w_shape, groups):
         return ctx.work(vector_flops=flops + bias_flops, notes=(NOTE_DEPTHWISE,))
+    if groups > 1 and is_large_grouped(w_shape):
+        return _large_grouped(ctx, flops, bias_flops)
     gemm = conv_gemm(x_shape, w_shape, ctx.out_shape(), groups)
     return _with_bias_pass(ctx, flops, bias_flops, _layout_note(ctx, len(x_shape)), gemm,
                            ctx.in_bytes(0) + ctx.in_bytes(1))
@@ -95,6 +101,17 @@ def conv_transpose(ctx: OpContext) -> OpWork:
     gemm = conv_transpose_gemm(x_shape, w_shape, int(attr(ctx, "group", 1)))
     return _with_bias_pass(ctx, flops, bias_flops, _layout_note(ctx, len(x_shape)), gemm,
                            ctx.in_bytes(0) + ctx.in_bytes(1))
+
+
+def _large_grouped(ctx: OpContext, flops: int, bias_flops: int) -> OpWork:
+    """A grouped convolution with a large kernel (graph/opclass.LARGE_GROUPED): cuDNN's CUDA-core kernels (VECTOR
+    work, no implicit-GEMM tiles), plus the bias pass. Ignores that cuDNN launches one kernel per group (their fixed
+    costs are small against these kernels' milliseconds) and that at tf32 it may pick tensor-core kernels."""
+    if not bias_flops:
+        return ctx.work(vector_flops=flops, notes=(NOTE_GROUPED_LARGE,))
+    out_b = ctx.out_bytes()
+    return ctx.work(vector_flops=flops + bias_flops, kernels=2, bytes_read=ctx.all_in_bytes() + out_b,
+                    bytes_written=2 * out_b, notes=(NOTE_GROUPED_LARGE, NOTE_BIAS_KERNEL))
 
 
 def _with_bias_pass(ctx: OpContext, flops: int, bias_flops: int, notes: tuple[str, ...],

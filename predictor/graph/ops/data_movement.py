@@ -6,7 +6,8 @@ these exceptions and overrides:
 
 * Free (0 kernels): nodes whose inputs are all load-time constants (shape arithmetic on small int
   tensors, which PyTorch holds as Python ints); a Slice/Split/Expand whose output equals its input;
-  a Transpose that only moves size-1 dims (a view in PyTorch).
+  a Transpose that only moves size-1 dims (a view in PyTorch); a Gather of one load-time index (rank 0:
+  ``x[:, i]``, aten::select, a view).
 * Views in PyTorch that are counted as one copy here: Slice and Split (``x[:, :n]``, ``split`` are
   views and the consumer then reads strided memory), Transpose (``permute`` is a view; the copy
   happens in the consumer's ``.contiguous()``/``reshape``, which is a free Reshape here, so the pair
@@ -24,7 +25,7 @@ these exceptions and overrides:
 from __future__ import annotations
 
 from ...types import OpWork
-from ..context import OpContext, ShapeUnknown
+from ..context import SLICE_ASSIGN, OpContext, ShapeUnknown
 from ._common import (INT64_BYTES, attr, host_constant, in_elem_bytes, input_reads, inputs_bytes, prod,
                       register, str_attr, with_input_reads, work_plan)
 
@@ -66,7 +67,13 @@ def _gather_work(ctx: OpContext, data_idx: int = 0) -> OpWork:
 
 @register("Gather", cls="copy")
 def gather(ctx: OpContext) -> OpWork:
-    """index_select / embedding: 1 kernel; reads the gathered rows and the indices only."""
+    """index_select / embedding: 1 kernel; reads the gathered rows and the indices only. A rank-0 index known at
+    load time is PyTorch's ``x[:, i]`` (aten::select): a view, 0 kernels; its consumer reads the strided slice
+    (measured on the H200: Mamba's reference scan selects a time step per iteration and launches no kernel for it).
+    Ignores a consumer that must copy the view to contiguous memory first."""
+    idx = ctx.node.inputs[1] if ctx.n_inputs > 1 else None
+    if idx is not None and idx.shape == () and ctx.const(1) is not None:
+        return ctx.free_view()
     return _gather_work(ctx)
 
 
@@ -76,14 +83,21 @@ def gather_elements(ctx: OpContext) -> OpWork:
     return _gather_work(ctx)
 
 
+NOTE_SLICE_ASSIGN = "slice assignment: one copy into a view (the exported index grid is not built)"
+
+
 @register("ScatterND", "ScatterElements", cls="copy")
 @register("Scatter", cls="elementwise")  # the opset-9 name of ScatterElements, classed apart
 def scatter(ctx: OpContext) -> OpWork:
     """clone(data) then scatter/index_put_ of the updates: 2 kernels.
 
     clone reads data and writes the output; the scatter reads indices + updates and writes
-    updates-many elements. ``reduction`` (add/mul/max/min): 1 FLOP per update.
+    updates-many elements. ``reduction`` (add/mul/max/min): 1 FLOP per update. A ScatterND marked SLICE_ASSIGN
+    (an exported ``x[..., a:b] = y``) is one copy kernel reading and writing the updates.
     """
+    if ctx.node.attrs.get(SLICE_ASSIGN):  # PyTorch's x[..., a:b] = y (predictor/slice_assign.py): one copy_
+        upd_b = ctx.in_bytes(2)
+        return ctx.work(bytes_read=upd_b, bytes_written=upd_b, notes=(NOTE_SLICE_ASSIGN,))
     data_b = ctx.in_bytes(0)
     idx_b, upd_b = ctx.in_bytes(1), ctx.in_bytes(2)
     reduction = str_attr(ctx, "reduction", "none")

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from predictor.graph.ops.conv import NOTE_BIAS_KERNEL, NOTE_DEPTHWISE, NOTE_LAYOUT
+from predictor.graph.ops.conv import NOTE_BIAS_KERNEL, NOTE_DEPTHWISE, NOTE_GROUPED_LARGE, NOTE_LAYOUT
+from predictor.graph.opclass import hidden_key, kernel_class
 from predictor.types import WorkKind
 from tests.helpers import one_node
 
@@ -65,6 +66,29 @@ def test_depthwise_conv_is_vector_work_with_fused_bias():
     assert work.gemm is None
     assert work.bytes_read == 6272 * 4 + 32 * 9 * 4 + 32 * 4  # 25088 + 1152 + 128 = 26368
     assert NOTE_DEPTHWISE in work.notes
+
+
+def test_large_kernel_grouped_conv_is_cuda_core_work_with_a_bias_pass():
+    # wav2vec2's positional convolution: 768 channels, 16 groups, 128 taps, pad 64 on 49 frames -> out 1x768x50
+    work = conv((1, 768, 49), (768, 48, 128), (768,), group=16, pads=[64, 64])
+    out = 768 * 50  # 38400
+    assert MM not in work.flops
+    assert work.flops[VEC] == 2 * out * 48 * 128 + out  # 471859200 FMAs x2 + 38400 bias adds = 471897600
+    assert work.kernels == 2 and work.gemm is None
+    assert work.bytes_read == 768 * 49 * 4 + 768 * 48 * 128 * 4 + 768 * 4 + out * 4  # 150528+18874368+3072+153600
+    assert work.bytes_written == 2 * out * 4  # 307200
+    assert NOTE_GROUPED_LARGE in work.notes and NOTE_BIAS_KERNEL in work.notes
+    # a 3x3 grouped convolution stays an implicit GEMM
+    assert MM in conv((1, 8, 10, 10), (16, 4, 3, 3), group=2, pads=[1, 1, 1, 1]).flops
+
+
+def test_large_kernel_grouped_conv_has_its_own_class():
+    from tests.helpers import load_nodes, make_model
+    from onnx import helper
+    node = helper.make_node("Conv", ["x", "w"], ["y"], group=16, pads=[64, 64])
+    g = load_nodes(make_model([node], [("x", "float32", (32, 768, 49)), ("w", "float32", (768, 48, 128))],
+                              [("y", "float32", None)]))
+    assert hidden_key(g.nodes[0]) == "Conv:grouped_large" and kernel_class(g.nodes[0]) == "grouped_large"
 
 
 def test_conv_fp16_halves_bytes_and_notes_layout_transforms():

@@ -67,6 +67,21 @@ def test_gather_embedding_reads_rows_not_table_and_fp16_keeps_int64_indices():
     assert w32.kernels == 1
 
 
+def test_gather_of_one_load_time_index_is_a_view():
+    # x[:, 3] (aten::select): no kernel, no bytes
+    work = one_node("Gather", [("x", "float32", (2, 5, 7)), ("i", "int64", ())], [("y", "float32", None)],
+                    attrs=dict(axis=1), initializers={"i": np.array(3, dtype=np.int64)}).work
+    assert work.kernels == 0 and work.bytes_read == 0 and work.bytes_written == 0
+    # a one-element index list is index_select (rank 1 output dim kept): one kernel, reads 2*7 gathered + 8 index bytes
+    work = one_node("Gather", [("x", "float32", (2, 5, 7)), ("i", "int64", (1,))], [("y", "float32", None)],
+                    attrs=dict(axis=1), initializers={"i": i64(3)}).work
+    assert work.kernels == 1 and work.bytes_read == 2 * 7 * 4 + 8
+    # a rank-0 index computed at run time (a graph input) is a kernel
+    work = one_node("Gather", [("x", "float32", (2, 5, 7)), ("i", "int64", ())], [("y", "float32", None)],
+                    attrs=dict(axis=1)).work
+    assert work.kernels == 1
+
+
 def test_gather_elements():
     work = one_node("GatherElements", [("x", "float32", (4, 5)), ("i", "int64", (4, 2))], [("y", "float32", None)],
                     attrs=dict(axis=1)).work
