@@ -12,7 +12,7 @@ The graph keeps these as Transpose nodes, each costed a copy (the usual case: a 
 contiguous memory copies once). This pass marks as LAYOUT_VIEW (no kernel: graph/cost.py):
 
 * a Transpose to NCHW (perm 0, 3, 1, 2) whose result flows, through elementwise ops of the same shape only, into
-  convolutions that run channels-last (optimize/layout.nhwc_capable), Transposes back to NHWC (perm 0, 2, 3, 1) and
+  convolutions that run channels-last (graph/fused.nhwc_capable), Transposes back to NHWC (perm 0, 2, 3, 1) and
   global average pools, and nothing else; those convolutions get ``LAYOUT = NHWC`` (no layout-transform kernels,
   graph/fused.py) and those Transposes back are views too;
 * a Transpose back to NHWC whose input a channels-last convolution wrote.
@@ -25,11 +25,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .graph.context import LAYOUT_VIEW
-from .graph.fused import LAYOUT, NHWC, channels_last
+from .graph.fused import LAYOUT, NHWC, channels_last, nhwc_capable
 from .graph.links import links
 from .graph.loader import Graph
 from .graph.opclass import op_class
-from .types import Node, frozen_map
+from .types import Node, with_attrs
 
 TO_NCHW = (0, 3, 1, 2)
 TO_NHWC = (0, 2, 3, 1)
@@ -52,8 +52,6 @@ def _elementwise_same_shape(node: Node, shape: tuple) -> bool:
 
 
 def _nhwc_conv(node: Node, tensor: str) -> bool:
-    from .optimize.layout import nhwc_capable
-
     return node.op_type == "Conv" and node.inputs[0] is not None and node.inputs[0].name == tensor and \
         nhwc_capable(node)
 
@@ -103,10 +101,6 @@ def mark_layout_views(graph: Graph) -> Graph:
                         views.add(id(c))
     if not views and not nhwc:
         return graph
-    nodes = tuple(_mark(n, {LAYOUT_VIEW: 1}) if id(n) in views else _mark(n, {LAYOUT: NHWC}) if id(n) in nhwc else n
-                  for n in graph.nodes)
+    nodes = tuple(with_attrs(n, {LAYOUT_VIEW: 1}) if id(n) in views else with_attrs(n, {LAYOUT: NHWC}) if id(n) in nhwc
+                  else n for n in graph.nodes)
     return replace(graph, nodes=nodes)
-
-
-def _mark(node: Node, attrs: dict) -> Node:
-    return replace(node, attrs=frozen_map({**node.attrs, **attrs}))

@@ -18,17 +18,30 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .graph.context import INDEX_GRID, SLICE_ASSIGN
-from .graph.links import links
 from .graph.loader import Graph
-from .types import Node, frozen_map
+from .types import Node, with_attrs
 _INT = frozenset({"int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool"})
 _SHAPE_OPS = frozenset({"Shape", "Size"})  # read an activation's metadata only
 
 
-def _host_int(graph: Graph) -> set[str]:
+def _index_ancestors(nodes, scatters) -> list:
+    """The nodes the scatters' indices are computed from, in graph order (a walk back through the producers)."""
+    producer = {t.name: n for n in nodes for t in n.outputs if t is not None}
+    seen: set[int] = set()
+    todo = [s.inputs[1].name for s in scatters]
+    while todo:
+        n = producer.get(todo.pop())
+        if n is not None and id(n) not in seen:
+            seen.add(id(n))
+            if n.op_type not in _SHAPE_OPS:  # Shape reads metadata: the walk stops there
+                todo.extend(t.name for t in n.inputs if t is not None)
+    return [n for n in nodes if id(n) in seen]
+
+
+def _host_int(ancestors) -> set[str]:
     """Tensors whose values follow from constants and shapes alone (integer or bool tensors: no activation data)."""
     known: set[str] = set()
-    for n in graph.nodes:
+    for n in ancestors:
         if n.op_type in _SHAPE_OPS:
             known.update(t.name for t in n.outputs)
             continue
@@ -41,15 +54,21 @@ def _host_int(graph: Graph) -> set[str]:
 
 def mark_slice_assignments(graph: Graph) -> Graph:
     """``graph`` with its slice-assignment ScatterNDs marked SLICE_ASSIGN and their index-grid nodes INDEX_GRID
-    (the graph itself where it has none)."""
+    (the graph itself where it has none). Work is proportional to the index grids, plus one pass over the graph."""
     scatters = [n for n in graph.nodes if n.op_type == "ScatterND" and len(n.inputs) > 2 and n.inputs[1] is not None]
     if not scatters:
         return graph
-    host = _host_int(graph)
-    assign = {id(n) for n in scatters if n.inputs[1].name in host}
+    ancestors = _index_ancestors(graph.nodes, scatters)
+    host = _host_int(ancestors)
+    assign = {id(n) for n in scatters if n.inputs[1].name in host or n.inputs[1].is_initializer}
     if not assign:
         return graph
-    consumers = links(graph.nodes)[1]
+    made = {t.name for n in ancestors for t in n.outputs if t is not None}
+    consumers: dict[str, list[Node]] = {}
+    for n in graph.nodes:
+        for t in n.inputs:
+            if t is not None and t.name in made:
+                consumers.setdefault(t.name, []).append(n)
     grid: set[int] = set()
 
     def feeds_grid(name: str, c: Node) -> bool:  # c reads ``name`` only as a marked ScatterND's indices, or is grid
@@ -58,16 +77,12 @@ def mark_slice_assignments(graph: Graph) -> Graph:
         return id(c) in assign and c.inputs[1].name == name and c.inputs[0].name != name and c.inputs[2].name != name
 
     # producers come before their consumers: walking back settles each node after all its consumers
-    for n in reversed(graph.nodes):
+    for n in reversed(ancestors):
         outs = [t.name for t in n.outputs if t is not None and t.name]
         if outs and all(o in host for o in outs):
             used = [(o, c) for o in outs for c in consumers.get(o, [])]
             if used and all(feeds_grid(o, c) for o, c in used):
                 grid.add(id(n))
-    nodes = tuple(_mark(n, SLICE_ASSIGN) if id(n) in assign else _mark(n, INDEX_GRID) if id(n) in grid else n
-                  for n in graph.nodes)
+    nodes = tuple(with_attrs(n, {SLICE_ASSIGN: 1}) if id(n) in assign else
+                  with_attrs(n, {INDEX_GRID: 1}) if id(n) in grid else n for n in graph.nodes)
     return replace(graph, nodes=nodes)
-
-
-def _mark(node: Node, key: str) -> Node:
-    return replace(node, attrs=frozen_map({**node.attrs, key: 1}))

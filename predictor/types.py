@@ -5,7 +5,7 @@ Units are in the names: ``flops`` (an FMA is 2 FLOPs), ``bytes``, ``time_s``, ``
 """
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import field, replace
 from functools import cached_property
 from enum import Enum
 from math import prod
@@ -280,3 +280,8 @@ class NetworkPrediction:
 
 class PredictorError(Exception):
     """A user-facing error: printed as one line, exit code 2."""
+
+
+def with_attrs(node: Node, extra: Mapping) -> Node:
+    """``node`` with the attributes ``extra`` added."""
+    return replace(node, attrs=frozen_map({**node.attrs, **extra}))

@@ -697,6 +697,20 @@ def _hidden_list(entry) -> list[dict]:
     return [{"kind": "layout", "count": entry, "bytes_of": "io"}] if entry > 0 else []
 
 
+# what the data behind a class can and cannot say, written into the calibration file's fit_report
+CLASS_NOTES = {
+    "grouped_large": "one shape only: the 128-tap, 16-group positional convolution of wav2vec2 and WavLM (768 "
+                     "channels, 49 frames); eff_compute is its CUDA-core rate per precision, t0_s (at its 50 us upper "
+                     "bound) absorbs the batch-1 kernel being slower than the batch-32 rate explains, and the kernel "
+                     "edge from which a grouped convolution joins this class (graph/opclass.LARGE_GROUPED, 16) is not "
+                     "measured between 3 and 128",
+    "depthwise_nhwc": "depthwise convolutions on channels-last input (a permuted ConvNeXt-style block: "
+                      "predictor/layout_views.py): ConvNeXt, MambaOut, UperNet-ConvNeXt, EdgeNeXt, GCViT, TinyViT and "
+                      "MViTv2 scopes; timm's MViTv2 copies its permute to contiguous memory first, which the graph "
+                      "cannot show",
+}
+
+
 def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, float]) -> dict:
     classes = {}
     for cls, by_p in result["classes"].items():
@@ -719,6 +733,7 @@ def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, f
             "parameters": result.get("report", {}),
             "undetermined": sorted(f"{c}.{p}.{k}" for c, by_p in result.get("report", {}).items()
                                    for p, ps in by_p.items() for k, v in ps.items() if not v["determined"]),
+            "class_notes": CLASS_NOTES,
             "note": "per parameter of the main fit: value, relative standard error (Gauss-Newton covariance of the "
                     "log-space parameters), bounds (predictor/timing/params.py), start, whether it sits at a bound, "
                     "and whether the data determined it (stderr_rel < 0.5, off its bounds); an undetermined "

@@ -74,3 +74,23 @@ def member_names(node: Node) -> tuple[str, ...]:
 
 def channels_last(node: Node) -> bool:
     return node.attrs.get(LAYOUT) == NHWC
+
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def nhwc_capable(node: Node) -> bool:
+    """Whether the node runs without layout transforms when activations are channels-last: 4-D/5-D dense or
+    depthwise convolutions (grouped ones keep cuDNN's transforms) and batch norms (optimize/layout.py,
+    layout_views.py)."""
+    if node.op_type == "BatchNormalization" and node.domain in _DEFAULT_DOMAINS:
+        return True
+    is_conv = (node.op_type == "Conv" and node.domain in _DEFAULT_DOMAINS) or \
+        (node.op_type == FUSED_CONV and node.attrs.get(BASE_OP) == "Conv")
+    if not is_conv or not node.inputs or node.inputs[0] is None or node.inputs[0].shape is None:
+        return False
+    x = node.inputs[0].shape
+    if len(x) not in (4, 5):
+        return False
+    groups = int(node.attrs.get("group", 1) or 1)
+    return groups == 1 or groups == x[1]

@@ -16,7 +16,7 @@ from ..graph.context import ShapeUnknown
 from ..graph.fused import DOMAIN, MEMBER_NODES, MEMBERS
 from ..graph.loader import Graph
 from ..precision import policy as get_policy
-from ..types import DEFAULT_OPSET, Node, OpWork, PredictorError, TensorInfo, frozen_map
+from ..types import DEFAULT_OPSET, Node, OpWork, PredictorError, TensorInfo, frozen_map, with_attrs  # noqa: F401
 
 _COUNT_POLICY = get_policy("fp32")  # kernel counts and shapes do not depend on precision
 
@@ -162,11 +162,6 @@ def rewrite(ix: GraphIndex, groups: Sequence[tuple[Sequence[Node], Sequence[Node
 
 def numel(t: TensorInfo | None) -> int | None:
     return None if t is None else t.numel
-
-
-def with_attrs(node: Node, extra: Mapping) -> Node:
-    """``node`` with the attributes ``extra`` added."""
-    return replace(node, attrs=frozen_map({**node.attrs, **extra}))
 
 
 def scalar_const(ix: GraphIndex, node: Node) -> int | None:

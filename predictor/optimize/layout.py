@@ -15,28 +15,10 @@ Ignores: the one conversion of the network input to channels-last (a copy of the
 """
 from __future__ import annotations
 
-from ..graph.fused import BASE_OP, FUSED_CONV, LAYOUT, NHWC
+from ..graph.fused import LAYOUT, NHWC, nhwc_capable
 from ..graph.loader import Graph
-from ..types import Node
 from ._graph import GraphIndex, rewrite, with_attrs
 from .registry import optimization
-
-_DEFAULT = ("", "ai.onnx")
-
-
-def nhwc_capable(node: Node) -> bool:
-    """Whether the node runs without layout transforms when activations are channels-last."""
-    if node.op_type == "BatchNormalization" and node.domain in _DEFAULT:
-        return True
-    is_conv = (node.op_type == "Conv" and node.domain in _DEFAULT) or \
-        (node.op_type == FUSED_CONV and node.attrs.get(BASE_OP) == "Conv")
-    if not is_conv or not node.inputs or node.inputs[0] is None or node.inputs[0].shape is None:
-        return False
-    x = node.inputs[0].shape
-    if len(x) not in (4, 5):
-        return False
-    groups = int(node.attrs.get("group", 1) or 1)
-    return groups == 1 or groups == x[1]
 
 
 @optimization("channels_last", order=50)

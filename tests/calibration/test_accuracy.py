@@ -1,13 +1,16 @@
 """Recompute the accuracy benchmark on the committed H200 measurements; fail on regression.
 
-The first 2026-12-05 refit (README "How accuracy is judged"): the first six blind sets (spent) are training data;
-the training networks (127, 964 cases) sit at 12.1%, the held-out networks (consulted at every earlier change) at
-10.9%. The sixth blind set scored 12.1% when it was looked at once (calibration/data/h200/accuracy/blind6_once.json);
-no blind split has cases now. The guards hold these figures.
+The second 2026-12-05 refit (README "How accuracy is judged"): the first seven blind sets (spent) are training data;
+the training networks (151, 1120 cases) sit at 10.9%, the held-out networks (consulted at every earlier change) at
+10.4%. The sixth and seventh blind sets scored 12.1% and 16.7% when each was looked at once
+(calibration/data/h200/accuracy/blind6_once.json, blind7_once.json: the records are checked below); no blind split has
+cases now. The guards hold these figures.
 """
+import json
+
 import pytest
 
-from calibration.evaluate.accuracy import amp_tables, evaluate, evaluate_amp, tables
+from calibration.evaluate.accuracy import OUT, amp_tables, evaluate, evaluate_amp, tables
 
 
 @pytest.fixture(scope="module")
@@ -18,21 +21,23 @@ def summary():
 
 
 def test_training_networks(summary):
-    """127 networks since the first 2026-12-05 refit, which took the sixth blind set (spent) into the fit."""
-    assert summary["train"]["all"]["n"] >= 950
-    assert summary["train"]["all"]["mape"] <= 0.125  # 12.1% (12.5% of 780 cases with the fourth 2026-12-04 refit)
+    """151 networks since the second 2026-12-05 refit, which took the seventh blind set (spent) into the fit."""
+    assert summary["train"]["all"]["n"] >= 1100
+    assert summary["train"]["all"]["mape"] <= 0.115  # 10.9% (12.1% of 964 cases with the first 2026-12-05 refit)
 
 
 def test_held_out_networks(summary):
     assert summary["heldout"]["all"]["n"] >= 60
     assert summary["heldout"]["all"]["median"] <= 0.095  # 8.7% (8.0% before the sixth blind set's data joined the fit)
-    assert summary["heldout"]["all"]["mape"] <= 0.115  # 10.9% (9.3% on 2026-12-03; 11.1%, 11.4%, 10.7%, 10.1% after refits)
-    assert summary["heldout"]["all"]["worst"] <= 0.31  # 29.8% (regnet_y_1_6gf fp32 b32)
+    assert summary["heldout"]["all"]["mape"] <= 0.11  # 10.4% (9.3% on 2026-12-03; 11.1%, 11.4%, 10.7%, 10.1%, 10.9% after
+    # refits)
+    assert summary["heldout"]["all"]["worst"] <= 0.31  # 30.4% (regnet_y_1_6gf fp32 b32)
 
 
 def test_large_batch_fp32(summary):
-    # 13.4% since the 2026-12-04 refit (9.2% before: regnet_y_1_6gf fp32 b32 +32%); the earlier guard was 10%
-    assert summary["heldout"]["fp32 b32"]["mape"] <= 0.14
+    # 10.6% since the second 2026-12-05 refit (13.4% after the 2026-12-04 one, 9.2% before: regnet_y_1_6gf fp32 b32
+    # +30%); the earlier guard was 10%
+    assert summary["heldout"]["fp32 b32"]["mape"] <= 0.12
 
 
 def test_autocast_held_out():
@@ -41,9 +46,9 @@ def test_autocast_held_out():
     assert len(rows) >= 24 and {r["precision"] for r in rows} == {"amp", "amp-bf16"}
     assert all(r["split"] == "heldout" and not r["unsupported"] for r in rows)
     s = amp_tables(rows)["all"]
-    assert s["mape"] <= 0.12 and s["worst"] <= 0.28  # the what-if issue's targets were 10% and 25%; 11.2% and 26.3%
-    # (efficientnet_b0 amp b1) since the first 2026-12-05 refit (9.7% and 22.8% before it: autocast borrows the uniform
-    # classes, which the sixth blind set's data moved; 34.6% before the fourth 2026-12-04 refit)
+    assert s["mape"] <= 0.115 and s["worst"] <= 0.25  # the what-if issue's targets were 10% and 25%; 10.5% and 22.1%
+    # (efficientnet_b0 amp b1) since the second 2026-12-05 refit (11.2% and 26.3% with the first, 9.7% and 22.8% before
+    # it: autocast borrows the uniform classes; 34.6% before the fourth 2026-12-04 refit)
 
 
 def test_autocast_training():
@@ -52,6 +57,17 @@ def test_autocast_training():
     rows = [r for r in evaluate_amp() if r["split"] == "train"]
     assert len(rows) >= 145 and all(not r["unsupported"] for r in rows)
     s = amp_tables(rows)["all"]
-    assert s["median"] <= 0.115 and s["mape"] <= 0.15  # 11.0% and 14.4% since the first 2026-12-05 refit (8.5% and
-    # 12.3% before; EfficientFormerV2-S0's upsampling, priced by the 16-bit resize class that DPT's data moved: -36% ->
-    # +68% at batch 32)
+    assert s["median"] <= 0.095 and s["mape"] <= 0.15  # 8.4% and 14.4% since the second 2026-12-05 refit (11.0% and
+    # 14.4% with the first, 8.5% and 12.3% before it; EfficientFormerV2-S0's upsampling, priced by the 16-bit resize
+    # class that DPT's data moved: -36% -> +68% at batch 32)
+
+
+@pytest.mark.parametrize("name, split, n, mape", [("blind6_once.json", "blind6", 184, 0.1213),
+                                                  ("blind7_once.json", "blind7", 156, 0.1668)])
+def test_blind_set_records_are_kept_as_measured(name, split, n, mape):
+    """Each blind set's one look is a record, not a guard: its cases and summary stay as the frozen fit scored them."""
+    doc = json.loads((OUT / name).read_text())
+    cases = doc["cases"]
+    assert len(cases) == n == doc["summary"][split]["all"]["n"] and all(c["split"] == split for c in cases)
+    assert sum(abs(c["error"]) for c in cases) / n == pytest.approx(doc["summary"][split]["all"]["mape"])
+    assert doc["summary"][split]["all"]["mape"] == pytest.approx(mape, abs=5e-5)
