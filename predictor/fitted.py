@@ -30,7 +30,8 @@ op type (a fused node's base op: a ``FusedConv`` keeps a Conv's); a ``per_group`
 convolution (cuDNN's fp32 kernel per group at batch 32) and, with ``bytes_of`` "none", costs its class's t0 each; a
 node the ``channels_last`` pass put in
 NHWC layout (``graph/fused.py``) gets none of kind ``layout``. The network time
-is the sum over kernels plus the inter-kernel gap of a CUDA-graph replay. Ignores: kernel overlap across
+is the sum over kernels plus the inter-kernel gap of a CUDA-graph replay (``kernel_gap_s``: what a replay adds per
+kernel to the eager kernel durations, measured on the training networks). Ignores: kernel overlap across
 streams, clock changes, data-dependent speed (zeros run faster than random data).
 The file is plain JSON with provenance; nothing in it is executed.
 """
