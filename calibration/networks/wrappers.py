@@ -315,3 +315,31 @@ class DLRM(nn.Module):
         z = torch.cat([d.unsqueeze(1), e], dim=1)
         inter = torch.bmm(z, z.transpose(1, 2))[:, self.li, self.lj]
         return torch.sigmoid(self.top(torch.cat([d, inter], dim=1)))
+
+
+class PixelOutput(nn.Module):
+    """Hugging Face image model -> one named output field (reconstruction, heatmaps, alphas) (forward takes pixel_values)."""
+
+    def __init__(self, model: nn.Module, field: str):
+        super().__init__()
+        self.model = model
+        self.field = field
+
+    def forward(self, x):
+        return getattr(self.model(pixel_values=x), self.field)
+
+
+class FcosHeads(nn.Module):
+    """torchvision FCOS without its transform and box decoding: backbone + FPN and the head's per-position class
+    logits, box regressions and centerness concatenated (batch, positions, classes + 4 + 1)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.backbone = model.backbone
+        self.head = model.head
+
+    def forward(self, x):
+        features = list(self.backbone(x).values())
+        cls = self.head.classification_head(features)
+        box, ctr = self.head.regression_head(features)
+        return torch.cat([cls, box, ctr], dim=2)
