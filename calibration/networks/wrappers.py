@@ -231,8 +231,9 @@ class PixelLogits(nn.Module):
 
 
 class DetectionHeads(nn.Module):
-    """torchvision one-stage detector (RetinaNet, FCOS) without its transform and box decoding: backbone + FPN and
-    the head's per-anchor class logits and box regressions concatenated (batch, anchors, classes + 4)."""
+    """torchvision one-stage detector (RetinaNet, SSDlite, FCOS) without its transform and box decoding: backbone +
+    FPN and the head's per-anchor class logits and box regressions concatenated (batch, anchors, classes + 4; FCOS's
+    regression head adds its centerness: classes + 4 + 1)."""
 
     def __init__(self, model: nn.Module):
         super().__init__()
@@ -242,8 +243,8 @@ class DetectionHeads(nn.Module):
     def forward(self, x):
         features = list(self.backbone(x).values())
         cls = self.head.classification_head(features)
-        box = self.head.regression_head(features)
-        return torch.cat([cls, box], dim=2)
+        reg = self.head.regression_head(features)
+        return torch.cat([cls, *reg] if isinstance(reg, tuple) else [cls, reg], dim=2)
 
 
 class FramePairFlow(nn.Module):
@@ -327,19 +328,3 @@ class PixelOutput(nn.Module):
 
     def forward(self, x):
         return getattr(self.model(pixel_values=x), self.field)
-
-
-class FcosHeads(nn.Module):
-    """torchvision FCOS without its transform and box decoding: backbone + FPN and the head's per-position class
-    logits, box regressions and centerness concatenated (batch, positions, classes + 4 + 1)."""
-
-    def __init__(self, model: nn.Module):
-        super().__init__()
-        self.backbone = model.backbone
-        self.head = model.head
-
-    def forward(self, x):
-        features = list(self.backbone(x).values())
-        cls = self.head.classification_head(features)
-        box, ctr = self.head.regression_head(features)
-        return torch.cat([cls, box, ctr], dim=2)

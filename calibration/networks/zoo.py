@@ -959,7 +959,7 @@ def _maskformer() -> Any:
 def _fcos() -> Any:
     import torchvision.models.detection as det
 
-    return _wrap("FcosHeads", det.fcos_resnet50_fpn(weights=None, weights_backbone=None))
+    return _wrap("DetectionHeads", det.fcos_resnet50_fpn(weights=None, weights_backbone=None))
 
 
 NETWORKS: dict[str, NetworkSpec] = {s.name: s for s in _specs()}
