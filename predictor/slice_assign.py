@@ -20,6 +20,7 @@ from dataclasses import replace
 from .graph.context import INDEX_GRID, SLICE_ASSIGN
 from .graph.loader import Graph
 from .types import Node, with_attrs
+
 _INT = frozenset({"int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool"})
 _SHAPE_OPS = frozenset({"Shape", "Size"})  # read an activation's metadata only
 
