@@ -150,6 +150,11 @@ def _costs(case: Case, profile):
 # kernels, weight transforms). Judged only where such a pass takes MOVING_MIN_IO_S or more.
 MOVING_SHARE = 0.5
 MOVING_MIN_IO_S = 5e-6
+# op types whose extra kernels never pass over the node's own tensors: around a fused attention call cuDNN's workspace
+# memset, an explicit mask's padding copy and a relative-position gather move the mask or the bias, not q, k, v or
+# the output (a decode step's q, k, v hold the whole KV cache: a "moving" share there would read the cache again).
+# Their duration next to a short batch-1 pass would otherwise count some of them as moving.
+FIXED_COST_HIDDEN = frozenset({"Attention"})
 
 
 def replay_gap_s(cases: list[Case], kernels: dict) -> float:
@@ -208,7 +213,8 @@ def learn_hidden_kernels(cases: list[Case], kernels: dict, profile) -> dict[str,
     for (op, prec), xs in sorted(extra.items()):
         if len(xs) >= 3:
             if float(np.mean(xs)) >= 0.25:
-                table.setdefault(op, {})[prec] = _hidden_entry(xs, moving.get((op, prec), []), cap=4.0)
+                ms = [0] * len(xs) if op in FIXED_COST_HIDDEN else moving.get((op, prec), [])
+                table.setdefault(op, {})[prec] = _hidden_entry(xs, ms, cap=4.0)
             elif ":" in op:  # a refined key with (almost) no extra kernels overrides its op type's count
                 table.setdefault(op, {})[prec] = {"count": 0.0, "moving": 0.0}
     return table

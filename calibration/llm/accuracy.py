@@ -1,6 +1,6 @@
 """Predicted against measured LLM serving steps: the error of ``predict serve``'s prefill and decode times.
 
-    python -m calibration.llm.accuracy DIR [--gpu h200] [--out DIR/accuracy.json]
+    python -m calibration.llm.accuracy DIR [--gpu h200] [--calibration FILE] [--out DIR/accuracy.json]
 
 DIR holds what ``calibration/llm/serving.py`` wrote: ``serving.json`` (the CUDA-graph medians) and
 ``onnx/<arch>.{prefill,decode}.onnx`` (the graphs of the same decoders). Each measured case is predicted from the
@@ -33,15 +33,15 @@ def predict_case(case: dict, onnx_dir: Path, profile, cal) -> float:
     return in_place_cache(pred, {n for n, _ in inp.past}, c)
 
 
-def run(data_dir: str, gpu: str = "h200", onnx_dir: str = "") -> dict:
+def run(data_dir: str, gpu: str = "h200", onnx_dir: str = "", calibration: str = "") -> dict:
     from predictor.calibrate import Uncalibrated
-    from predictor.fitted import bundled_calibration
+    from predictor.fitted import bundled_calibration, load_calibration
     from predictor.machine.profile import load_profile
 
     root = Path(data_dir)
     doc = json.loads((root / "serving.json").read_text())
     profile = load_profile(gpu)
-    cal = bundled_calibration(profile) or Uncalibrated()
+    cal = load_calibration(calibration) if calibration else (bundled_calibration(profile) or Uncalibrated())
     rows = []
     for arch, sub in doc.get("archs", {}).items():
         for case in sub.get("cases", []):
@@ -120,9 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpu", default="h200")
     p.add_argument("--onnx-dir", default="", help="the graphs to predict (default DATA_DIR/onnx)")
     p.add_argument("--out", default="")
+    p.add_argument("--calibration", default="", help="a fitted calibration file (default: the GPU's bundled one)")
     p.add_argument("--plot", default="", help="decode tokens/s chart, measured against predicted (.png)")
     a = p.parse_args(argv)
-    res = run(a.data_dir, a.gpu, a.onnx_dir)
+    res = run(a.data_dir, a.gpu, a.onnx_dir, a.calibration)
     out = Path(a.out) if a.out else Path(a.data_dir) / "accuracy.json"
     out.write_text(json.dumps(res, indent=1) + "\n")
     print(summary(res))

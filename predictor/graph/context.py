@@ -15,6 +15,8 @@ SLICE_ASSIGN = "slice_assign"
 INDEX_GRID = "index_grid"
 # Node.attrs mark set by predictor/layout_views.py: a permute PyTorch runs as a view of channels-last memory (no kernel)
 LAYOUT_VIEW = "layout_view"
+# Node.attrs mark set by predictor/causal_mask.py: builds a causal mask that fused attention applies itself (no kernel)
+CAUSAL_MASK = "causal_mask"
 
 class ShapeUnknown(Exception):
     """A formula needed a shape that the loader could not infer."""

@@ -3,9 +3,12 @@ decompose: each pattern here folds the nodes of one PyTorch call back into the k
 
 * ``sdpa``: scaled-dot-product attention as the TorchScript exporter writes it, MatMul(Mul(q, s), Mul(k^T, s))
   [-> Add(mask)] -> Softmax -> MatMul(., v) (q and k both scaled by sqrt(scale): explicit attention code scales
-  the scores or q only and stays unfused in eager) -> one fused attention kernel reading q, k, v (and the
-  mask) and writing the output; the score matrix never reaches memory. A Dropout on the probabilities (a
-  training export) is part of the call: flash and memory-efficient attention apply it inside the kernel.
+  the scores or q only and stays unfused in eager) -> one fused attention kernel reading q, k, v (and an
+  explicit mask; a causal one built from shapes alone is the kernel's is_causal, predictor/causal_mask.py) and
+  writing the output; the score matrix never reaches memory. The views around it (head transposes, the q/k/v
+  split of a packed projection, keys and values the graph returns, the output's head transpose) launch nothing.
+  A Dropout on the probabilities (a training export) is part of the call: flash and memory-efficient attention
+  apply it inside the kernel.
 * ``linear_bias``: MatMul/Gemm followed by Add of a 1-D constant bias -> the bias rides in the GEMM epilogue.
 * ``gelu_erf``: x * 0.5 * (1 + erf(x / sqrt 2)) -> one GELU kernel.
 * ``silu``: x * sigmoid(x) -> one SiLU kernel.
@@ -25,6 +28,7 @@ from collections.abc import Callable, Sequence  # (typing.Callable compiles its 
 from ..fastinit import fast_replace as replace  # (OpWork is a fast_init class)
 from ..frozen import frozen_dataclass
 from ..types import Node, OpWork, WorkKind, frozen_map
+from .context import CAUSAL_MASK
 from .ops.rnn import is_bidirectional_rnn
 from .registry import STORAGE_VIEWS, op_traits
 
@@ -179,12 +183,21 @@ class _SdpaMatch:
 
 _LAYOUT_VIEWS = frozenset({"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Gather"})
 _SHAPE_READERS = frozenset({"Shape", "Size"})  # read a tensor's shape, never its data
+_QKV_VIEWS = _LAYOUT_VIEWS | {"Split"}
+
+
+def _returned_view(ix: _Index, n: Node) -> bool:
+    """A transpose or reshape whose outputs only leave the graph (or feed shape reads): PyTorch returns the view
+    (a prefill's per-layer keys and values), no copy kernel runs."""
+    return n.op_type in ("Transpose", "Reshape") and all(
+        c.op_type in _SHAPE_READERS for t in n.outputs for c in ix.consumers.get(t.name, ()))
 
 
 def _qkv_views(ix: _Index, starts: list[str], group: set[str]) -> list[Node]:
     """Layout nodes upstream of a fused attention call's q, k, v inputs that only feed it, found through reshapes and
-    squeezes: transposes and constant scalar-index Gathers (the q/k/v split of nn.MultiheadAttention's packed
-    projection), each of whose outputs is consumed only by such nodes, by the call or by shape reads. PyTorch passes
+    squeezes: transposes, constant scalar-index Gathers (the q/k/v split of nn.MultiheadAttention's packed
+    projection) and Splits (``qkv.split(...)`` of a packed projection), each of whose outputs is consumed only by
+    such nodes, by the call, by shape reads or by views the graph returns (:func:`_returned_view`). PyTorch passes
     strided views to SDPA and its fused multi-head attention path reads the packed projection in place: no copy
     kernel runs (torchvision's ViT-B/16 kernel table: per layer two projection GEMMs and one flash kernel). Ignores:
     a training step's ``.contiguous()`` copy of the packed projection."""
@@ -192,24 +205,37 @@ def _qkv_views(ix: _Index, starts: list[str], group: set[str]) -> list[Node]:
     stack = list(starts)
     while stack:
         p = ix.producer.get(stack.pop())
-        if p is None or p.name in cand or p.op_type not in _LAYOUT_VIEWS or not p.inputs or p.inputs[0] is None:
+        if p is None or p.name in cand or p.op_type not in _QKV_VIEWS or not p.inputs or p.inputs[0] is None:
             continue
         if p.op_type == "Gather" and not (len(p.inputs) > 1 and p.inputs[1] is not None and p.inputs[1].shape == ()
                                           and ix.is_const(p, 1)):
             continue
         cand[p.name] = p
         stack.append(p.inputs[0].name)
+    for n in list(cand.values()):  # views of the same tensors the graph returns (a prefill's keys and values)
+        for t in n.outputs:
+            for c in ix.consumers.get(t.name, ()):
+                if c.name not in cand and c.name not in group and _returned_view(ix, c):
+                    cand[c.name] = c
     changed = True
-    while changed:  # keep a node only while every consumer of its output is kept or is the call
+    while changed:  # keep a node only while every consumer of its outputs is kept or is the call
         changed = False
         for name, n in list(cand.items()):
-            cons = ix.consumers.get(n.outputs[0].name, [])
+            if _returned_view(ix, n):
+                continue
+            cons = [c for t in n.outputs for c in ix.consumers.get(t.name, ())]
             if not cons or any(c.name not in cand and c.name not in group and c.op_type not in _SHAPE_READERS
                                for c in cons):
                 del cand[name]
                 changed = True
     # reshapes and squeezes launch nothing anyway: left as they are, a training step keeps their backward
-    return [n for n in cand.values() if n.op_type in ("Transpose", "Gather")]
+    return [n for n in cand.values() if n.op_type in ("Transpose", "Gather", "Split")]
+
+
+def _only_data_consumer(ix: _Index, node: Node) -> Node | None:
+    """The one consumer of ``node``'s first output that reads its data (Shape and Size read metadata only)."""
+    cs = [c for c in ix.consumers.get(node.outputs[0].name, ()) if c.op_type not in _SHAPE_READERS]
+    return cs[0] if len(cs) == 1 else None
 
 
 def _fusable_shapes(qkv) -> bool:
@@ -285,7 +311,7 @@ def _sdpa_match(ix: _Index, sm: Node, math_path: bool = False) -> _SdpaMatch | N
         ex = ix.producer.get(rs.inputs[0].name)
         if ex is not None and ex.op_type == "Expand" and len(ix.consumers.get(rs.inputs[0].name, [])) == 1:
             extra += [n for n in (rs, ex) if n not in extra]
-    out_t = ix.only_consumer(second)
+    out_t = _only_data_consumer(ix, second)  # the output's head transpose (shape reads aside)
     if out_t is not None and out_t.op_type == "Transpose":
         extra.append(out_t)
     group = [mq, mk, first] + ([add] if add is not None else []) + [sm] + guard + extra + [second]
@@ -303,6 +329,25 @@ def sdpa_groups(nodes: Sequence[Node], graph_inputs: frozenset = frozenset()) ->
             if m is not None:
                 out.update(x.name for x in m.group)
     return frozenset(out)
+
+
+def causal_mask_reads(nodes: Sequence[Node], graph_inputs: frozenset = frozenset()) -> list[tuple[Node, str]]:
+    """(node, tensor) for each fused attention call whose mask is causal (:func:`causal_mask`): the node of the call
+    that reads the mask (the score Add, or the Where that turns a boolean mask additive) and the mask's tensor name
+    (before costing; predictor/causal_mask.py)."""
+    ix = _Index([], nodes)
+    ix.graph_inputs = graph_inputs
+    out: list[tuple[Node, str]] = []
+    for n in nodes:
+        if n.op_type == "Softmax":
+            m = _sdpa_match(ix, n)
+            if m is not None and m.mask_src is not None and causal_mask(ix, m.mask_src.name):
+                out.append((_mask_reader(m), m.mask_src.name))
+    return out
+
+
+def _mask_reader(m: _SdpaMatch) -> Node:
+    return m.extra[0] if m.extra and m.extra[0].op_type == "Where" else m.add
 
 
 @frozen_dataclass
@@ -344,15 +389,27 @@ def _sdpa(ix: _Index, sm: Node):
     for node, t in ((mq, mq.inputs[1 - _scalar_const(ix, mq)]), (mk, mk.inputs[1 - _scalar_const(ix, mk)]),
                     (second, second.inputs[1])):
         inputs[t.name] = ix.work[node.name].input_bytes.get(t.name, 0.0)
-    if mask_src is not None:
-        holder = extra[0] if extra and extra[0].op_type == "Where" else add
-        inputs[mask_src.name] = ix.work[holder.name].input_bytes.get(mask_src.name, 0.0)
+    mask_made = ix.producer.get(mask_src.name) if mask_src is not None else None
+    if mask_src is not None and not (mask_made is not None and mask_made.attrs.get(CAUSAL_MASK)):
+        # (a causal mask built from shapes alone is the kernel's is_causal: nothing read, predictor/causal_mask.py)
+        inputs[mask_src.name] = ix.work[_mask_reader(m).name].input_bytes.get(mask_src.name, 0.0)
     fused = replace(ws[-1], flops=frozen_map(_merge_flops(*ws)), bytes_read=sum(inputs.values()),
                     bytes_written=ix.work[second.name].bytes_written, kernels=1, input_bytes=frozen_map(inputs),
                     gemm=None, gemm_operand_bytes=0.0, notes=("fused scaled-dot-product attention",),
                     fused_attention=True, attention_tiles=ws[-1].gemm,
                     attention_causal=mask_src is not None and causal_mask(ix, mask_src.name))
-    return [(n.name, _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] + [(second.name, fused)]
+    return [(n.name, _split_view(w) if n.op_type == "Split" else _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] \
+        + [(second.name, fused)]
+
+
+SPLIT_VIEW = "q/k/v split of a packed projection: views SDPA reads"
+
+
+def _split_view(w: OpWork) -> OpWork:
+    """A Split around fused attention: no kernel, but not absorbed (a training step's autograd passes the gradients
+    of q, k and v through it to the packed projection, as torch.split's views do)."""
+    return replace(w, flops=_NONE, bytes_read=0.0, bytes_written=0.0, kernels=0, input_bytes=_NONE,
+                   notes=w.notes + (SPLIT_VIEW,))
 
 
 @pattern("linear_bias", ("MatMul", "Gemm"))

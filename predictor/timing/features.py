@@ -20,7 +20,8 @@ class KernelFeatures:
 
     kernels: float  # kernels the node launches (its own, not the runtime's hidden ones)
     compute_s: float  # FLOPs x tile padding / (peak x wave efficiency); 0 when no FLOPs
-    gemm_k: float  # K of the GEMM the kernel runs (0 when none): each tile pays gemm_k_half steps of its K loop
+    gemm_k: float  # K of the GEMM the kernel runs, a fused attention's key length (0 when none): each tile pays
+    # gemm_k_half steps of its K loop
     hbm_s: float  # HBM bytes / HBM bandwidth
     l2_s: float  # L2 bytes / L2 bandwidth
     l1_s: float  # L1 bytes / L1 bandwidth
@@ -43,7 +44,7 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
     return KernelFeatures(
         kernels=float(cost.kernels),
         compute_s=ideal["compute"] * shape if ideal["compute"] else 0.0,
-        gemm_k=float(w.gemm[3]) if w.gemm else 0.0,
+        gemm_k=float(w.gemm[3]) if w.gemm else attention_loop(w.attention_tiles),
         hbm_s=ideal[MemLevel.HBM.value], l2_s=ideal[MemLevel.L2.value], l1_s=ideal[MemLevel.L1.value],
         rows_per_sm=w.rows / profile.sm_count,
         walk_waves=float(walk_waves(w.channel_walk, profile.sm_count)),
@@ -123,16 +124,35 @@ def attention_wave(tiles: tuple[int, int, int, int], sm_count: int, causal: bool
     """Executed over useful work of a fused attention kernel, divided by the share of SMs its blocks keep busy:
     B x H x ceil(Sq / tile) blocks (one wave per SM count), query and key lengths padded to whole tiles; with
     ``causal`` only the key tiles at or below the diagonal (bottom-right aligned, as flash kernels do) run, counted
-    against the full Sq x Skv score matrix the FLOPs count. Below ATTENTION_SPLIT_KV_BELOW query rows the keys are
-    split over blocks (flash decoding): no padding, full waves. Ignores: several blocks per SM, the uneven work of
-    causal blocks, the head dimension's own padding."""
+    against the full Sq x Skv score matrix the FLOPs count. A causal call with Sq a multiple g of Skv holds the query
+    heads of a grouped-query call stacked per key/value head (g x Skv rows, the causal mask repeated g times): each
+    group runs its own triangle. Below ATTENTION_SPLIT_KV_BELOW query rows the keys are split over blocks (flash
+    decoding): no padding, full waves. Ignores: several blocks per SM, the uneven work of causal blocks, the head
+    dimension's own padding, query tiles straddling two stacked groups."""
     bh, sq, _dv, skv = tiles
     if sq < ATTENTION_SPLIT_KV_BELOW or bh <= 0 or sq <= 0 or skv <= 0:
         return 1.0
     tq, tk = _attention_tile(sq), _attention_tile(skv)
     nq, nk = math.ceil(sq / tq), math.ceil(skv / tk)
-    run = sum(min(nk, math.ceil((skv - sq + min((i + 1) * tq, sq)) / tk)) for i in range(nq)) if causal else nq * nk
+    if causal:
+        groups = sq // skv if sq > skv and sq % skv == 0 else 1
+        rows = sq // groups
+        run = groups * sum(max(0, min(nk, math.ceil((skv - rows + min((i + 1) * tq, rows)) / tk)))
+                           for i in range(math.ceil(rows / tq)))
+    else:
+        run = nq * nk
     return (run * tq * tk) / (sq * skv) / wave_efficiency(bh * nq, sm_count)
+
+
+def attention_loop(tiles: tuple[int, int, int, int] | None) -> float:
+    """Length of a fused attention kernel's inner loop, over the keys (0 when none): each query block steps over the
+    key tiles as a GEMM's block steps over K, the same work per step (a 128-row query tile x head dim 64 x two
+    GEMMs = a 128 x 128 output tile's MMA), so its prologue and epilogue cost the same ``gemm_k_half`` steps. Split
+    keys (flash decoding, below ATTENTION_SPLIT_KV_BELOW query rows): 0, none counted."""
+    if tiles is None:
+        return 0.0
+    _bh, sq, _dv, skv = tiles
+    return float(skv) if sq >= ATTENTION_SPLIT_KV_BELOW else 0.0
 
 
 def _attention_tile(length: int) -> int:

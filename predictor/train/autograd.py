@@ -39,6 +39,7 @@ FUSED_KEYS: Mapping[str, str] = frozen_map({
 })
 BIAS_EPILOGUE_NOTE = "bias add in the GEMM epilogue"
 _TAIL_OPS = frozenset({"Add", "Transpose", "Reshape"})  # absorbed ops a fused kernel's output may pass through
+_SHAPE_READERS = frozenset({"Shape", "Size"})  # read a tensor's shape only: no gradient, not part of a tail
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def build(seq: Sequence[tuple[Node, OpWork, PrecisionPolicy]], graph_inputs: Seq
             extra = tuple(tensors[n] for n in work.input_bytes if n not in names and n in tensors)
             eff_in = tuple(node.inputs) + extra
             eff_out = _tail(node, consumers, absorbed)
-        elif work.kernels == 0:
+        elif work.kernels == 0:  # (a q/k/v Split around fused attention too: its backward's cat is not counted)
             key_op, domain = "View", ""
             if node.inputs and node.inputs[0] is not None:
                 for t in node.outputs:
@@ -217,12 +218,13 @@ def build(seq: Sequence[tuple[Node, OpWork, PrecisionPolicy]], graph_inputs: Seq
 
 
 def _tail(node: Node, consumers: Mapping[str, list[Node]], absorbed: set[str]) -> tuple[TensorInfo, ...]:
-    """The outputs of a fused kernel: through its absorbed tail (bias add, output transpose) when it has one."""
+    """The outputs of a fused kernel: through its absorbed tail (bias add, output transpose) when it has one (shape
+    reads of the output aside)."""
     out = node.outputs
     for _ in range(4):
         if not out or not out[0].name:
             break
-        cs = consumers.get(out[0].name, [])
+        cs = [c for c in consumers.get(out[0].name, []) if c.op_type not in _SHAPE_READERS]
         if len(cs) != 1 or cs[0].name not in absorbed or cs[0].op_type not in _TAIL_OPS:
             break
         out = cs[0].outputs

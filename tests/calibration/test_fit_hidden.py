@@ -72,3 +72,18 @@ def test_replay_gap_is_the_batch_one_replay_time_beyond_the_kernel_sum():
              case("e", 1, 90e-6, "eager_kernel_sum+launch")]  # not a replay: left out
     assert replay_gap_s(cases, kernels) == pytest.approx(0.3e-6)
     assert replay_gap_s([], kernels) == 0.0
+
+
+def test_attention_extra_kernels_are_fixed_cost():
+    """Around a fused attention call the runtime's extra kernels (workspace memset, mask padding, a relative-position
+    gather) never pass over q, k, v: the fit prices them at a fixed cost, and the bundled calibration holds no moving
+    share for them (a decode step's k and v are the whole KV cache)."""
+    import json
+    from pathlib import Path
+
+    from calibration.fit.fit import FIXED_COST_HIDDEN
+
+    assert "Attention" in FIXED_COST_HIDDEN
+    doc = json.loads((Path(__file__).resolve().parents[2] / "predictor" / "data" / "calibration_h200.json").read_text())
+    entries = [h for by_p in (doc["hidden_kernels"]["Attention"],) for hs in by_p.values() for h in hs]
+    assert entries and all(h["bytes_of"] == "none" for h in entries)

@@ -7,7 +7,7 @@ from predictor.graph.loader import load_model_proto
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
 from predictor.roofline import level_times_s
-from predictor.timing.features import attention_wave, kernel_features
+from predictor.timing.features import attention_loop, attention_wave, kernel_features
 from tests.graph.test_runtime import _sdpa_graph
 from tests.helpers import make_model
 
@@ -30,6 +30,17 @@ def test_attention_wave_pads_tiles_and_counts_blocks():
     assert attention_wave((66, 256, 64, 384), 132, causal=True) == pytest.approx(5 / 6, rel=1e-12)
     # one tile: causal changes nothing
     assert attention_wave((132, 128, 64, 128), 132, causal=True) == attention_wave((132, 128, 64, 128), 132)
+    # grouped-query heads stacked per key/value head (8 x 1024 query rows over 1024 keys, the causal mask repeated):
+    # each group runs its own triangle, 8 x (1 + ... + 8) = 288 of the 64 x 8 = 512 tiles; 4 x 64 = 256 blocks
+    assert attention_wave((4, 8192, 64, 1024), 132, causal=True) == pytest.approx(288 / 512 * 264 / 256, rel=1e-12)
+
+
+def test_attention_loop_is_the_key_length():
+    """A fused attention kernel's K loop runs over the keys (its gemm_k); split keys (decoding) count none."""
+    assert attention_loop((16, 8192, 64, 8192)) == 8192.0
+    assert attention_loop((16, 197, 64, 197)) == 197.0
+    assert attention_loop((32, 1, 64, 2048)) == 0.0
+    assert attention_loop(None) == 0.0
 
 
 def test_runtime_fused_attention_carries_its_tiles():

@@ -12,8 +12,9 @@ these exceptions and overrides:
   views and the consumer then reads strided memory), Transpose (``permute`` is a view; the copy
   happens in the consumer's ``.contiguous()``/``reshape``, which is a free Reshape here, so the pair
   totals one copy either way), Expand (a stride-0 view in PyTorch; the ONNX op materialises it).
-  NB: consumers that take strided operands directly (cuBLAS transposes, split q/k/v) make these
-  copies disappear in eager; a view-elimination pass would have to remove them.
+  NB: consumers that take strided operands directly (cuBLAS transposes) make these copies disappear in
+  eager; the views around fused attention (split q/k/v, head transposes) are removed by the runtime's
+  ``sdpa`` pattern (graph/runtime.py).
 * Bytes read: Slice and Gather-family ops read only the elements they copy (out_numel elements of
   the data input, plus the indices), not their whole data input (an embedding lookup reads the
   gathered rows, not the table). Expand and Tile read their input once.
