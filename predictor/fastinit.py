@@ -2,7 +2,8 @@
 
 A frozen dataclass's generated ``__init__`` stores each field with ``object.__setattr__(self, name, value)``: a
 generic attribute lookup per field. :func:`fast_init` replaces it by one with the same signature (defaults and
-default factories included) that stores through the class's slot descriptors directly, about twice as fast.
+default factories included) that stores the fields of a slots class as plain attributes of a mutable twin of the
+class (see ``_mutable_twin``) and of another class through ``object.__setattr__``.
 The class stays frozen: assigning to a field outside ``__init__`` still raises. Declared with
 ``@dataclass(..., init=False)`` the class never gets the generated ``__init__`` at all (compiling it costs ~1.8M
 instructions at import for a class of ten fields: start-up); the replacement has the same signature and
@@ -24,8 +25,8 @@ _HAS_FACTORY = _HasFactory()
 
 def fast_init(cls):
     """Replace the generated ``__init__`` of ``cls`` (a frozen dataclass) or give it one (a dataclass made with
-    ``init=False``); returns ``cls``. With ``slots=True`` the fields are stored through the slot descriptors,
-    otherwise by ``object.__setattr__`` (what a frozen dataclass's own ``__init__`` calls). The function is taken
+    ``init=False``); returns ``cls``. With ``slots=True`` the fields are stored as plain attributes of the class's
+    mutable twin, otherwise by ``object.__setattr__`` (what a frozen dataclass's own ``__init__`` calls). The function is taken
     from ``predictor/_fast_inits.py`` when that module holds its source (no compile: its bytecode is cached as any
     module's), else compiled here."""
     src, ns = init_source(cls)
@@ -57,11 +58,12 @@ def init_source(cls) -> tuple[str, dict]:
     ns: dict = {"_HAS_FACTORY": _HAS_FACTORY, "_object_setattr": object.__setattr__}
     params, body = [], []
     slotted = "__slots__" in cls.__dict__
+    if slotted:  # the instance is the mutable twin's while its slots are filled (see _mutable_twin)
+        ns["_Twin"], ns["_Cls"] = _mutable_twin(cls), cls
+        body.append("    _object_setattr(self, '__class__', _Twin)")
     for f in fields(cls):
         if not f.init or f.kw_only:
             raise TypeError(f"fast_init: field {cls.__name__}.{f.name} is not a plain positional init field")
-        if slotted:
-            ns[f"_set_{f.name}"] = cls.__dict__[f.name].__set__  # the slot's member descriptor
         if f.default is not MISSING:
             ns[f"_default_{f.name}"] = f.default
             params.append(f"{f.name}=_default_{f.name}")
@@ -71,9 +73,30 @@ def init_source(cls) -> tuple[str, dict]:
             body.append(f"    if {f.name} is _HAS_FACTORY:\n        {f.name} = _factory_{f.name}()")
         else:
             params.append(f.name)
-        body.append(f"    _set_{f.name}(self, {f.name})" if slotted else
-                    f"    _object_setattr(self, {f.name!r}, {f.name})")
+        body.append(f"    self.{f.name} = {f.name}" if slotted else f"    _object_setattr(self, {f.name!r}, {f.name})")
+    if slotted:
+        body.append("    self.__class__ = _Cls")
     return f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]) + "\n", ns
+
+
+def _mutable_twin(cls):
+    """A subclass of the slots class ``cls`` that adds no slot and assigns attributes as a plain object does.
+    :func:`fast_init`'s ``__init__`` turns the new instance into one (same layout: ``__class__`` may change), stores
+    each field as a plain attribute (about three times as fast as a call of the slot descriptor's ``__set__``) and
+    turns it back into a ``cls``, frozen as before. ``cls`` then refuses subclasses (their instances would come out
+    of ``__init__`` as a ``cls``)."""
+    twin = cls.__dict__.get("_fast_twin")
+    if twin is None:
+        twin = type(cls.__name__, (cls,), {"__slots__": (), "__setattr__": object.__setattr__,
+                                           "__delattr__": object.__delattr__,  # (both: the C slot, no lookup)
+                                           "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        cls._fast_twin = twin
+        cls.__init_subclass__ = classmethod(_no_subclass)
+    return twin
+
+
+def _no_subclass(cls, **kwargs):
+    raise TypeError(f"{cls.__mro__[1].__name__} is a fast_init slots class: it cannot be subclassed")
 
 
 def factory_source(src: str, ns: dict, name: str) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Mapping
 
@@ -20,6 +21,8 @@ from .slice_assign import mark_slice_assignments
 from .precision import policy as get_policy
 from .types import DEFAULT_OPSET, NetworkPrediction, OpPrediction, PredictorError, frozen_map
 
+
+_op_type = attrgetter("op_type")
 
 # the op types of a quantised graph (quant.INT8_OPS and the Q/DQ pair; tests/graph/test_memo.py checks they agree)
 QUANT_OPS = frozenset({"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "DequantizeLinear",
@@ -61,7 +64,7 @@ def prepare_graph(graph: Graph, pol: PrecisionPolicy, optimize: tuple[str, ...] 
         graph, node_pol = mixed.graph, mixed.node_policy
     qnotes: tuple[str, ...] = ()
     # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py, imported only for them)
-    if not mixed_precision and any(n.op_type in QUANT_OPS for n in graph.nodes):
+    if not mixed_precision and not QUANT_OPS.isdisjoint(map(_op_type, graph.nodes)):
         from .quant import has_quantisation, quantise
 
         if has_quantisation(graph):

@@ -194,9 +194,9 @@ class OpCost(_TotalFlopsSlot):
             return v
 
 
-def set_total_flops(cost: OpCost, total: float) -> None:
-    """Give ``cost`` its FLOPs total, known to the caller (equal to ``float(sum(f.flops for f in cost.flops))``)."""
-    _set_total_flops(cost, total)
+# set_total_flops(cost, total): give an OpCost its FLOPs total, known to the caller (equal to
+# ``float(sum(f.flops for f in cost.flops))``); the slot's own store, no Python frame
+set_total_flops = _set_total_flops
 
 
 @frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)

@@ -133,7 +133,6 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
     seq: list[tuple[Node, OpWork]] = []
     unsupported: dict[str, int] = {}
     unshaped: dict[str, int] = {}
-    pol_of = (lambda n: node_policies.get(n.name, policy)) if node_policies else (lambda n: policy)
     memo_key = _work_key(nodes, policy, opset, graph_inputs, runtime_patterns, node_policies)
     reused = _WORK_MEMO.get().get(memo_key) if memo_key is not None else None
     # per entry of seq: (node key (graph/memo.py), policy id, opset): the work of a node the runtime patterns leave
@@ -181,12 +180,26 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
     if memo_key is not None and reused is None:
         _WORK_MEMO.get()[memo_key] = (nodes, seq, unsupported, unshaped, keys, work_keys)  # keeps `nodes` alive: its id stays its own
     levels = (traffic or CompulsoryTraffic()).assign(seq, policy.matmul[1], policy.storage_bytes)
-    fm: dict = {}
-    if node_policies:
-        costs = tuple([to_cost(n, w, pol_of(n), lb, fm) for (n, w), lb in zip(seq, levels)])
-    else:
-        costs = tuple([to_cost(n, w, policy, lb, fm) for (n, w), lb in zip(seq, levels)])
-    return GraphCost(costs, frozen_map(unsupported), frozen_map(unshaped), keys, work_keys)
+    return GraphCost(_costs(seq, levels, policy, node_policies), frozen_map(unsupported), frozen_map(unshaped), keys,
+                     work_keys)
+
+
+def _costs(seq: Sequence[tuple[Node, OpWork]], levels: Sequence[Mapping], policy: PrecisionPolicy,
+           node_policies: Mapping[str, PrecisionPolicy] | None) -> tuple[OpCost, ...]:
+    """``to_cost`` of each (node, work) with its bytes per level; a work whose ``flops`` map was split under the
+    node's policy before (nodes costed once per kind share the map) is costed here without a call."""
+    fm: dict = {}  # to_cost's _flops_memo
+    out = []
+    for (n, w), lb in zip(seq, levels):
+        pol = node_policies.get(n.name, policy) if node_policies else policy
+        hit = fm.get((id(w.flops), id(pol)))
+        if hit is None or type(lb) is not _PROXY:
+            out.append(to_cost(n, w, pol, lb, fm))
+            continue
+        cost = OpCost(n.name, n.op_type, hit[0], lb, w.kernels, w)
+        set_total_flops(cost, hit[1])
+        out.append(cost)
+    return tuple(out)
 
 
 _UNSHAPED = object()  # a node whose formula needed a shape that is not known

@@ -180,8 +180,7 @@ def _load(model: onnx.ModelProto | list, batch: int | None, shapes: Mapping[str,
 
     check_subgraphs(raw)  # cycles inside If/Loop/Scan bodies
     static = _static_tensors(raw, init_names)
-    consts = _initial_consts(model)
-    _drop_weight_data(model)
+    consts = _initial_consts(model)  # (and the large initializers' values dropped)
     infos = _collect_infos(model)
     unknown = _complete_shapes(raw, infos, consts)
     recorded: set[str] = set()
@@ -350,7 +349,11 @@ def _probe_node(n: RawNode, infos: Mapping[str, TensorInfo], consts: Mapping[str
 
 
 def _has_control_flow(model: onnx.ModelProto) -> bool:
-    return any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node)
+    return not _CONTROL_FLOW.isdisjoint(map(_op_type, model.graph.node))
+
+
+_CONTROL_FLOW = frozenset({"If", "Loop", "Scan"})
+_op_type = attrgetter("op_type")
 
 
 def _load_control_flow(model: onnx.ModelProto, batch, shapes, path: str) -> Graph:
@@ -718,10 +721,16 @@ def _info_from_value_info(vi) -> TensorInfo:
 
 
 def _initial_consts(model: onnx.ModelProto) -> dict[str, Val]:
-    """Small tensors stored inside the graph (never external data)."""
+    """Small tensors stored inside the graph (never external data). The values of the large initializers stored
+    inside the file are forgotten: only their dims and type matter, and shape inference would otherwise copy them on
+    every round."""
     consts: dict[str, Val] = {}
     for t in model.graph.initializer:
-        if _is_external(t) or shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS:
+        if _is_external(t):
+            continue
+        if shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS:
+            for f in _DATA_FIELDS:
+                t.ClearField(f)
             continue
         v = shape_fns.tensor_value(t)
         if v is not None:
@@ -730,15 +739,6 @@ def _initial_consts(model: onnx.ModelProto) -> dict[str, Val]:
 
 
 _DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
-
-
-def _drop_weight_data(model: onnx.ModelProto) -> None:
-    """Forget the values of large initializers stored inside the file: only their dims and type matter,
-    and shape inference would otherwise copy them on every round."""
-    for t in model.graph.initializer:
-        if not _is_external(t) and shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS:
-            for f in _DATA_FIELDS:
-                t.ClearField(f)
 
 
 def _is_external(t) -> bool:
