@@ -145,10 +145,10 @@ def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile,
     for c, nk, wk in zip(gc.costs, gc.keys, gc.work_keys):
         p = node_pol.get(c.name, pol) if node_pol else pol
         if wk is not None:  # the work is the node kind's: its bytes per level remain (maps alive, ids unique)
-            k = (wk, id(p), id(c.bytes))
+            k = (id(wk), id(p), id(c.bytes))  # (nodes alike share one key object: no hash of the key's tuples)
         else:
             w = c.work
-            k = (nk, id(p), c.kernels, tuple(c.bytes.items()),
+            k = (id(nk), id(p), c.kernels, tuple(c.bytes.items()),
                  tuple([(f.precision, f.unit, f.flops) for f in c.flops]), w.bytes_read, w.bytes_written,
                  w.weight_bytes, w.notes, tuple(w.input_bytes.values()), w.gemm, w.gemm_operand_bytes, w.rows,
                  w.overlaps_producer, w.fused_attention, w.channel_walk, w.attention_tiles, w.attention_causal,
@@ -163,13 +163,14 @@ def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile,
 
 
 def _op_infos(gc, by_name: Mapping) -> dict:
-    """op_info of every costed node, once per node key (an OpInfo is read-only: shared)."""
+    """op_info of every costed node, once per node key object (nodes alike share one; an OpInfo is read-only:
+    shared)."""
     memo: dict = {}
     out = {}
     for c, k in zip(gc.costs, gc.keys):
-        info = memo.get(k)
+        info = memo.get(id(k))
         if info is None:
-            info = memo[k] = op_info(by_name[c.name])
+            info = memo[id(k)] = op_info(by_name[c.name])
         out[c.name] = info
     return out
 
