@@ -12,6 +12,7 @@ annotations either way.
 from __future__ import annotations
 
 from dataclasses import MISSING, fields
+from operator import attrgetter
 
 class _HasFactory:
     """The default of a field with a default factory in the signature (shown as dataclasses shows it)."""
@@ -47,7 +48,17 @@ def fast_init(cls):
     cls.__init__ = init
     cls._fast_fields = tuple(f.name for f in fields(cls))  # (fast_replace's field order)
     cls._fast_field_set = frozenset(cls._fast_fields)
+    cls._fast_index = {name: k for k, name in enumerate(cls._fast_fields)}
+    cls._fast_values = staticmethod(_values_getter(cls._fast_fields))
     return cls
+
+
+def _values_getter(names: tuple[str, ...]):
+    """``obj -> (obj.a, obj.b, ...)`` (always a tuple; one C call)."""
+    if len(names) == 1:
+        getter = attrgetter(names[0])
+        return lambda obj: (getter(obj),)
+    return attrgetter(*names) if names else (lambda obj: ())
 
 
 def init_source(cls) -> tuple[str, dict]:
@@ -131,4 +142,8 @@ def fast_replace(obj, **changes):
     if not cls._fast_field_set.issuperset(changes):
         bad = next(k for k in changes if k not in cls._fast_field_set)
         raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument '{bad}'")
-    return cls(*[changes[n] if n in changes else getattr(obj, n) for n in cls._fast_fields])
+    values = list(cls._fast_values(obj))
+    at = cls._fast_index
+    for name, value in changes.items():
+        values[at[name]] = value
+    return cls(*values)

@@ -172,10 +172,12 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
         work_keys.append(mk)
     if reused is None:
         keys = tuple([k[0] for k in work_keys])
-        if runtime_patterns:
-            before = seq
-            seq = runtime.apply(seq, nodes, graph_inputs)
-            work_keys = [k if w is w0 else None for (_, w), (_, w0), k in zip(seq, before, work_keys)]
+        if runtime_patterns:  # the runtime's fused kernels; a rewritten work is no longer its kind's
+            for k, w in runtime.rewrites(seq, nodes, graph_inputs).items():
+                node, w0 = seq[k]
+                if w is not w0:
+                    seq[k] = (node, w)
+                    work_keys[k] = None
         work_keys = tuple(work_keys)
     if memo_key is not None and reused is None:
         _WORK_MEMO.get()[memo_key] = (nodes, seq, unsupported, unshaped, keys, work_keys)  # keeps `nodes` alive: its id stays its own
