@@ -260,7 +260,10 @@ class NetworkPrediction:
         for o in self.ops:
             c = o.cost
             t += o.time_s
-            f += c.total_flops
+            try:
+                f += c._total_flops  # (an OpCost's total in its slot: no call of the property)
+            except AttributeError:
+                f += c.total_flops
             k += c.kernels
             b = c.bytes
             l1 += b.get(L1, 0.0)
