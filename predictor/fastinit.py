@@ -27,16 +27,24 @@ _HAS_FACTORY = _HasFactory()
 def fast_init(cls):
     """Replace the generated ``__init__`` of ``cls`` (a frozen dataclass) or give it one (a dataclass made with
     ``init=False``); returns ``cls``. With ``slots=True`` the fields are stored as plain attributes of the class's
-    mutable twin, otherwise by ``object.__setattr__`` (what a frozen dataclass's own ``__init__`` calls). The function is taken
+    mutable twin, and the class gets ``_fast_new`` too: a function of ``__init__``'s parameters that returns a new
+    instance (no type call: for the loops that make one per node); otherwise they are stored by
+    ``object.__setattr__`` (what a frozen dataclass's own ``__init__`` calls). The functions are taken
     from ``predictor/_fast_inits.py`` when that module holds its source (no compile: its bytecode is cached as any
     module's), else compiled here."""
     src, ns = init_source(cls)
     factory = _precompiled().get(src)
     if factory is not None:
-        init = factory(ns)
+        made = factory(ns)
     else:
         exec(compile(src, f"<fast_init {cls.__name__}>", "exec"), ns)  # noqa: S102 - source built from field names
-        init = ns["__init__"]
+        made = (ns["__init__"], ns["_fast_new"]) if "_fast_new" in ns else ns["__init__"]
+    init = made
+    if type(made) is tuple:  # a slots class: its __init__ and its _fast_new
+        init, new = made
+        new.__qualname__ = f"{cls.__qualname__}._fast_new"
+        new.__module__ = cls.__module__
+        cls._fast_new = staticmethod(new)
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     generated = cls.__dict__.get("__init__")
@@ -85,9 +93,14 @@ def init_source(cls) -> tuple[str, dict]:
         else:
             params.append(f.name)
         body.append(f"    self.{f.name} = {f.name}" if slotted else f"    _object_setattr(self, {f.name!r}, {f.name})")
-    if slotted:
-        body.append("    self.__class__ = _Cls")
-    return f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]) + "\n", ns
+    init = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]) + "\n"
+    if not slotted:
+        return init, ns
+    # _fast_new: the same stores on a new twin, without the type call and the first change of class
+    ns["_object_new"] = object.__new__
+    made = "\n".join(["    self = _object_new(_Twin)"] + body[1:] + ["    self.__class__ = _Cls", "    return self"])
+    init += "    self.__class__ = _Cls\n"
+    return init + f"\n\ndef _fast_new({', '.join(params)}):\n" + made + "\n", ns
 
 
 def _mutable_twin(cls):
@@ -116,7 +129,7 @@ def factory_source(src: str, ns: dict, name: str) -> str:
     lines = [f"def {name}(ns):"]
     lines += [f"    {k} = ns[{k!r}]" for k in sorted(ns) if k in src]
     lines += ["    " + line if line else line for line in src.rstrip("\n").split("\n")]
-    lines.append("    return __init__")
+    lines.append("    return (__init__, _fast_new)" if "\ndef _fast_new(" in src else "    return __init__")
     return "\n".join(lines) + "\n"
 
 
@@ -146,4 +159,4 @@ def fast_replace(obj, **changes):
     at = cls._fast_index
     for name, value in changes.items():
         values[at[name]] = value
-    return cls(*values)
+    return getattr(cls, "_fast_new", cls)(*values)

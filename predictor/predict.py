@@ -177,8 +177,11 @@ def _op_infos(gc, by_name: Mapping) -> dict:
 
 def _with_cost(pred: OpPrediction, cost) -> OpPrediction:
     """``pred`` for another node's equal ``cost``."""
-    return OpPrediction(cost, pred.time_s, pred.bound, pred.level_time_s, pred.efficiency, pred.extra_kernels,
-                        pred.extra_time_s)
+    return _new_prediction(cost, pred.time_s, pred.bound, pred.level_time_s, pred.efficiency, pred.extra_kernels,
+                           pred.extra_time_s)
+
+
+_new_prediction = OpPrediction._fast_new  # (OpPrediction(...) without the type call: one per node)
 
 
 def predict_file(path: str, gpu: MachineProfile, precision: str = "fp32", batch: int | None = None,

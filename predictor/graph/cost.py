@@ -114,13 +114,14 @@ def to_cost(node: Node, work: OpWork, policy: PrecisionPolicy,
             _flops_memo[fk] = hit
     if level_bytes is None:
         level_bytes = {lv: work.bytes_read + work.bytes_written for lv in MemLevel}
-    cost = OpCost(node.name, node.op_type, hit[0],
-                  level_bytes if type(level_bytes) is _PROXY else frozen_map(level_bytes), work.kernels, work)
+    cost = _new_cost(node.name, node.op_type, hit[0],
+                     level_bytes if type(level_bytes) is _PROXY else frozen_map(level_bytes), work.kernels, work)
     set_total_flops(cost, hit[1])  # OpCost.total_flops, computed once per kind
     return cost
 
 
 _PROXY = type(frozen_map())
+_new_cost = OpCost._fast_new  # (OpCost(...) without the type call: one per node)
 
 
 def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFAULT_OPSET,
@@ -198,7 +199,7 @@ def _costs(seq: Sequence[tuple[Node, OpWork]], levels: Sequence[Mapping], policy
         if hit is None or type(lb) is not _PROXY:
             out.append(to_cost(n, w, pol, lb, fm))
             continue
-        cost = OpCost(n.name, n.op_type, hit[0], lb, w.kernels, w)
+        cost = _new_cost(n.name, n.op_type, hit[0], lb, w.kernels, w)
         set_total_flops(cost, hit[1])
         out.append(cost)
     return tuple(out)
