@@ -273,14 +273,26 @@ def _init_17(ns):
 
 # predictor.types.FlopCount
 def _init_18(ns):
-    _set_flops = ns['_set_flops']
-    _set_precision = ns['_set_precision']
-    _set_unit = ns['_set_unit']
+    _Cls = ns['_Cls']
+    _Twin = ns['_Twin']
+    _object_new = ns['_object_new']
+    _object_setattr = ns['_object_setattr']
     def __init__(self, precision, unit, flops):
-        _set_precision(self, precision)
-        _set_unit(self, unit)
-        _set_flops(self, flops)
-    return __init__
+        _object_setattr(self, '__class__', _Twin)
+        self.precision = precision
+        self.unit = unit
+        self.flops = flops
+        self.__class__ = _Cls
+
+
+    def _fast_new(precision, unit, flops):
+        self = _object_new(_Twin)
+        self.precision = precision
+        self.unit = unit
+        self.flops = flops
+        self.__class__ = _Cls
+        return self
+    return (__init__, _fast_new)
 
 
 # predictor.types.NetworkPrediction
@@ -310,78 +322,120 @@ def _init_19(ns):
 
 # predictor.types.Node
 def _init_20(ns):
+    _Cls = ns['_Cls']
     _HAS_FACTORY = ns['_HAS_FACTORY']
+    _Twin = ns['_Twin']
     _default_scope = ns['_default_scope']
     _factory_attrs = ns['_factory_attrs']
     _factory_const_inputs = ns['_factory_const_inputs']
-    _set_attrs = ns['_set_attrs']
-    _set_const_inputs = ns['_set_const_inputs']
-    _set_domain = ns['_set_domain']
-    _set_inputs = ns['_set_inputs']
-    _set_name = ns['_set_name']
-    _set_op_type = ns['_set_op_type']
-    _set_outputs = ns['_set_outputs']
-    _set_scope = ns['_set_scope']
+    _object_new = ns['_object_new']
+    _object_setattr = ns['_object_setattr']
     def __init__(self, name, op_type, domain, inputs, outputs, attrs=_HAS_FACTORY, const_inputs=_HAS_FACTORY, scope=_default_scope):
-        _set_name(self, name)
-        _set_op_type(self, op_type)
-        _set_domain(self, domain)
-        _set_inputs(self, inputs)
-        _set_outputs(self, outputs)
+        _object_setattr(self, '__class__', _Twin)
+        self.name = name
+        self.op_type = op_type
+        self.domain = domain
+        self.inputs = inputs
+        self.outputs = outputs
         if attrs is _HAS_FACTORY:
             attrs = _factory_attrs()
-        _set_attrs(self, attrs)
+        self.attrs = attrs
         if const_inputs is _HAS_FACTORY:
             const_inputs = _factory_const_inputs()
-        _set_const_inputs(self, const_inputs)
-        _set_scope(self, scope)
-    return __init__
+        self.const_inputs = const_inputs
+        self.scope = scope
+        self.__class__ = _Cls
+
+
+    def _fast_new(name, op_type, domain, inputs, outputs, attrs=_HAS_FACTORY, const_inputs=_HAS_FACTORY, scope=_default_scope):
+        self = _object_new(_Twin)
+        self.name = name
+        self.op_type = op_type
+        self.domain = domain
+        self.inputs = inputs
+        self.outputs = outputs
+        if attrs is _HAS_FACTORY:
+            attrs = _factory_attrs()
+        self.attrs = attrs
+        if const_inputs is _HAS_FACTORY:
+            const_inputs = _factory_const_inputs()
+        self.const_inputs = const_inputs
+        self.scope = scope
+        self.__class__ = _Cls
+        return self
+    return (__init__, _fast_new)
 
 
 # predictor.types.OpCost
 def _init_21(ns):
-    _set_bytes = ns['_set_bytes']
-    _set_flops = ns['_set_flops']
-    _set_kernels = ns['_set_kernels']
-    _set_name = ns['_set_name']
-    _set_op_type = ns['_set_op_type']
-    _set_work = ns['_set_work']
+    _Cls = ns['_Cls']
+    _Twin = ns['_Twin']
+    _object_new = ns['_object_new']
+    _object_setattr = ns['_object_setattr']
     def __init__(self, name, op_type, flops, bytes, kernels, work):
-        _set_name(self, name)
-        _set_op_type(self, op_type)
-        _set_flops(self, flops)
-        _set_bytes(self, bytes)
-        _set_kernels(self, kernels)
-        _set_work(self, work)
-    return __init__
+        _object_setattr(self, '__class__', _Twin)
+        self.name = name
+        self.op_type = op_type
+        self.flops = flops
+        self.bytes = bytes
+        self.kernels = kernels
+        self.work = work
+        self.__class__ = _Cls
+
+
+    def _fast_new(name, op_type, flops, bytes, kernels, work):
+        self = _object_new(_Twin)
+        self.name = name
+        self.op_type = op_type
+        self.flops = flops
+        self.bytes = bytes
+        self.kernels = kernels
+        self.work = work
+        self.__class__ = _Cls
+        return self
+    return (__init__, _fast_new)
 
 
 # predictor.types.OpPrediction
 def _init_22(ns):
+    _Cls = ns['_Cls']
+    _Twin = ns['_Twin']
     _default_efficiency = ns['_default_efficiency']
     _default_extra_kernels = ns['_default_extra_kernels']
     _default_extra_time_s = ns['_default_extra_time_s']
-    _set_bound = ns['_set_bound']
-    _set_cost = ns['_set_cost']
-    _set_efficiency = ns['_set_efficiency']
-    _set_extra_kernels = ns['_set_extra_kernels']
-    _set_extra_time_s = ns['_set_extra_time_s']
-    _set_level_time_s = ns['_set_level_time_s']
-    _set_time_s = ns['_set_time_s']
+    _object_new = ns['_object_new']
+    _object_setattr = ns['_object_setattr']
     def __init__(self, cost, time_s, bound, level_time_s, efficiency=_default_efficiency, extra_kernels=_default_extra_kernels, extra_time_s=_default_extra_time_s):
-        _set_cost(self, cost)
-        _set_time_s(self, time_s)
-        _set_bound(self, bound)
-        _set_level_time_s(self, level_time_s)
-        _set_efficiency(self, efficiency)
-        _set_extra_kernels(self, extra_kernels)
-        _set_extra_time_s(self, extra_time_s)
-    return __init__
+        _object_setattr(self, '__class__', _Twin)
+        self.cost = cost
+        self.time_s = time_s
+        self.bound = bound
+        self.level_time_s = level_time_s
+        self.efficiency = efficiency
+        self.extra_kernels = extra_kernels
+        self.extra_time_s = extra_time_s
+        self.__class__ = _Cls
+
+
+    def _fast_new(cost, time_s, bound, level_time_s, efficiency=_default_efficiency, extra_kernels=_default_extra_kernels, extra_time_s=_default_extra_time_s):
+        self = _object_new(_Twin)
+        self.cost = cost
+        self.time_s = time_s
+        self.bound = bound
+        self.level_time_s = level_time_s
+        self.efficiency = efficiency
+        self.extra_kernels = extra_kernels
+        self.extra_time_s = extra_time_s
+        self.__class__ = _Cls
+        return self
+    return (__init__, _fast_new)
 
 
 # predictor.types.OpWork
 def _init_23(ns):
+    _Cls = ns['_Cls']
     _HAS_FACTORY = ns['_HAS_FACTORY']
+    _Twin = ns['_Twin']
     _default_attention_causal = ns['_default_attention_causal']
     _default_attention_tiles = ns['_default_attention_tiles']
     _default_channel_walk = ns['_default_channel_walk']
@@ -394,57 +448,81 @@ def _init_23(ns):
     _default_thread_loop = ns['_default_thread_loop']
     _default_weight_bytes = ns['_default_weight_bytes']
     _factory_input_bytes = ns['_factory_input_bytes']
-    _set_attention_causal = ns['_set_attention_causal']
-    _set_attention_tiles = ns['_set_attention_tiles']
-    _set_bytes_read = ns['_set_bytes_read']
-    _set_bytes_written = ns['_set_bytes_written']
-    _set_channel_walk = ns['_set_channel_walk']
-    _set_flops = ns['_set_flops']
-    _set_fused_attention = ns['_set_fused_attention']
-    _set_gemm = ns['_set_gemm']
-    _set_gemm_operand_bytes = ns['_set_gemm_operand_bytes']
-    _set_input_bytes = ns['_set_input_bytes']
-    _set_kernels = ns['_set_kernels']
-    _set_notes = ns['_set_notes']
-    _set_overlaps_producer = ns['_set_overlaps_producer']
-    _set_rows = ns['_set_rows']
-    _set_thread_loop = ns['_set_thread_loop']
-    _set_weight_bytes = ns['_set_weight_bytes']
+    _object_new = ns['_object_new']
+    _object_setattr = ns['_object_setattr']
     def __init__(self, flops, bytes_read, bytes_written, kernels, weight_bytes=_default_weight_bytes, notes=_default_notes, input_bytes=_HAS_FACTORY, gemm=_default_gemm, gemm_operand_bytes=_default_gemm_operand_bytes, rows=_default_rows, overlaps_producer=_default_overlaps_producer, fused_attention=_default_fused_attention, channel_walk=_default_channel_walk, attention_tiles=_default_attention_tiles, attention_causal=_default_attention_causal, thread_loop=_default_thread_loop):
-        _set_flops(self, flops)
-        _set_bytes_read(self, bytes_read)
-        _set_bytes_written(self, bytes_written)
-        _set_kernels(self, kernels)
-        _set_weight_bytes(self, weight_bytes)
-        _set_notes(self, notes)
+        _object_setattr(self, '__class__', _Twin)
+        self.flops = flops
+        self.bytes_read = bytes_read
+        self.bytes_written = bytes_written
+        self.kernels = kernels
+        self.weight_bytes = weight_bytes
+        self.notes = notes
         if input_bytes is _HAS_FACTORY:
             input_bytes = _factory_input_bytes()
-        _set_input_bytes(self, input_bytes)
-        _set_gemm(self, gemm)
-        _set_gemm_operand_bytes(self, gemm_operand_bytes)
-        _set_rows(self, rows)
-        _set_overlaps_producer(self, overlaps_producer)
-        _set_fused_attention(self, fused_attention)
-        _set_channel_walk(self, channel_walk)
-        _set_attention_tiles(self, attention_tiles)
-        _set_attention_causal(self, attention_causal)
-        _set_thread_loop(self, thread_loop)
-    return __init__
+        self.input_bytes = input_bytes
+        self.gemm = gemm
+        self.gemm_operand_bytes = gemm_operand_bytes
+        self.rows = rows
+        self.overlaps_producer = overlaps_producer
+        self.fused_attention = fused_attention
+        self.channel_walk = channel_walk
+        self.attention_tiles = attention_tiles
+        self.attention_causal = attention_causal
+        self.thread_loop = thread_loop
+        self.__class__ = _Cls
+
+
+    def _fast_new(flops, bytes_read, bytes_written, kernels, weight_bytes=_default_weight_bytes, notes=_default_notes, input_bytes=_HAS_FACTORY, gemm=_default_gemm, gemm_operand_bytes=_default_gemm_operand_bytes, rows=_default_rows, overlaps_producer=_default_overlaps_producer, fused_attention=_default_fused_attention, channel_walk=_default_channel_walk, attention_tiles=_default_attention_tiles, attention_causal=_default_attention_causal, thread_loop=_default_thread_loop):
+        self = _object_new(_Twin)
+        self.flops = flops
+        self.bytes_read = bytes_read
+        self.bytes_written = bytes_written
+        self.kernels = kernels
+        self.weight_bytes = weight_bytes
+        self.notes = notes
+        if input_bytes is _HAS_FACTORY:
+            input_bytes = _factory_input_bytes()
+        self.input_bytes = input_bytes
+        self.gemm = gemm
+        self.gemm_operand_bytes = gemm_operand_bytes
+        self.rows = rows
+        self.overlaps_producer = overlaps_producer
+        self.fused_attention = fused_attention
+        self.channel_walk = channel_walk
+        self.attention_tiles = attention_tiles
+        self.attention_causal = attention_causal
+        self.thread_loop = thread_loop
+        self.__class__ = _Cls
+        return self
+    return (__init__, _fast_new)
 
 
 # predictor.types.TensorInfo
 def _init_24(ns):
+    _Cls = ns['_Cls']
+    _Twin = ns['_Twin']
     _default_is_initializer = ns['_default_is_initializer']
-    _set_dtype = ns['_set_dtype']
-    _set_is_initializer = ns['_set_is_initializer']
-    _set_name = ns['_set_name']
-    _set_shape = ns['_set_shape']
+    _object_new = ns['_object_new']
+    _object_setattr = ns['_object_setattr']
     def __init__(self, name, dtype, shape, is_initializer=_default_is_initializer):
-        _set_name(self, name)
-        _set_dtype(self, dtype)
-        _set_shape(self, shape)
-        _set_is_initializer(self, is_initializer)
-    return __init__
+        _object_setattr(self, '__class__', _Twin)
+        self.name = name
+        self.dtype = dtype
+        self.shape = shape
+        self.is_initializer = is_initializer
+        self.__class__ = _Cls
+
+
+    def _fast_new(name, dtype, shape, is_initializer=_default_is_initializer):
+        self = _object_new(_Twin)
+        self.name = name
+        self.dtype = dtype
+        self.shape = shape
+        self.is_initializer = is_initializer
+        self.__class__ = _Cls
+        return self
+    return (__init__, _fast_new)
 
 
 INITS = {
@@ -466,11 +544,11 @@ INITS = {
     "def __init__(self, graph, node_policy, passes, notes):\n    _object_setattr(self, 'graph', graph)\n    _object_setattr(self, 'node_policy', node_policy)\n    _object_setattr(self, 'passes', passes)\n    _object_setattr(self, 'notes', notes)\n": _init_15,
     "def __init__(self, op_class, time_s, share, ops, kernels, flops, hbm_bytes):\n    _object_setattr(self, 'op_class', op_class)\n    _object_setattr(self, 'time_s', time_s)\n    _object_setattr(self, 'share', share)\n    _object_setattr(self, 'ops', ops)\n    _object_setattr(self, 'kernels', kernels)\n    _object_setattr(self, 'flops', flops)\n    _object_setattr(self, 'hbm_bytes', hbm_bytes)\n": _init_16,
     "def __init__(self, kernels, compute_s, gemm_k, hbm_s, l2_s, l1_s, rows_per_sm, walk_waves, walk_bytes_per_sm, loop_steps=_default_loop_steps):\n    _object_setattr(self, 'kernels', kernels)\n    _object_setattr(self, 'compute_s', compute_s)\n    _object_setattr(self, 'gemm_k', gemm_k)\n    _object_setattr(self, 'hbm_s', hbm_s)\n    _object_setattr(self, 'l2_s', l2_s)\n    _object_setattr(self, 'l1_s', l1_s)\n    _object_setattr(self, 'rows_per_sm', rows_per_sm)\n    _object_setattr(self, 'walk_waves', walk_waves)\n    _object_setattr(self, 'walk_bytes_per_sm', walk_bytes_per_sm)\n    _object_setattr(self, 'loop_steps', loop_steps)\n": _init_17,
-    'def __init__(self, precision, unit, flops):\n    _set_precision(self, precision)\n    _set_unit(self, unit)\n    _set_flops(self, flops)\n': _init_18,
+    "def __init__(self, precision, unit, flops):\n    _object_setattr(self, '__class__', _Twin)\n    self.precision = precision\n    self.unit = unit\n    self.flops = flops\n    self.__class__ = _Cls\n\n\ndef _fast_new(precision, unit, flops):\n    self = _object_new(_Twin)\n    self.precision = precision\n    self.unit = unit\n    self.flops = flops\n    self.__class__ = _Cls\n    return self\n": _init_18,
     "def __init__(self, model, gpu, precision, batch, ops, unsupported, calibration, eager_time_s=_default_eager_time_s, optimizations=_default_optimizations, op_info=_HAS_FACTORY, notes=_default_notes):\n    _object_setattr(self, 'model', model)\n    _object_setattr(self, 'gpu', gpu)\n    _object_setattr(self, 'precision', precision)\n    _object_setattr(self, 'batch', batch)\n    _object_setattr(self, 'ops', ops)\n    _object_setattr(self, 'unsupported', unsupported)\n    _object_setattr(self, 'calibration', calibration)\n    _object_setattr(self, 'eager_time_s', eager_time_s)\n    _object_setattr(self, 'optimizations', optimizations)\n    if op_info is _HAS_FACTORY:\n        op_info = _factory_op_info()\n    _object_setattr(self, 'op_info', op_info)\n    _object_setattr(self, 'notes', notes)\n": _init_19,
-    'def __init__(self, name, op_type, domain, inputs, outputs, attrs=_HAS_FACTORY, const_inputs=_HAS_FACTORY, scope=_default_scope):\n    _set_name(self, name)\n    _set_op_type(self, op_type)\n    _set_domain(self, domain)\n    _set_inputs(self, inputs)\n    _set_outputs(self, outputs)\n    if attrs is _HAS_FACTORY:\n        attrs = _factory_attrs()\n    _set_attrs(self, attrs)\n    if const_inputs is _HAS_FACTORY:\n        const_inputs = _factory_const_inputs()\n    _set_const_inputs(self, const_inputs)\n    _set_scope(self, scope)\n': _init_20,
-    'def __init__(self, name, op_type, flops, bytes, kernels, work):\n    _set_name(self, name)\n    _set_op_type(self, op_type)\n    _set_flops(self, flops)\n    _set_bytes(self, bytes)\n    _set_kernels(self, kernels)\n    _set_work(self, work)\n': _init_21,
-    'def __init__(self, cost, time_s, bound, level_time_s, efficiency=_default_efficiency, extra_kernels=_default_extra_kernels, extra_time_s=_default_extra_time_s):\n    _set_cost(self, cost)\n    _set_time_s(self, time_s)\n    _set_bound(self, bound)\n    _set_level_time_s(self, level_time_s)\n    _set_efficiency(self, efficiency)\n    _set_extra_kernels(self, extra_kernels)\n    _set_extra_time_s(self, extra_time_s)\n': _init_22,
-    'def __init__(self, flops, bytes_read, bytes_written, kernels, weight_bytes=_default_weight_bytes, notes=_default_notes, input_bytes=_HAS_FACTORY, gemm=_default_gemm, gemm_operand_bytes=_default_gemm_operand_bytes, rows=_default_rows, overlaps_producer=_default_overlaps_producer, fused_attention=_default_fused_attention, channel_walk=_default_channel_walk, attention_tiles=_default_attention_tiles, attention_causal=_default_attention_causal, thread_loop=_default_thread_loop):\n    _set_flops(self, flops)\n    _set_bytes_read(self, bytes_read)\n    _set_bytes_written(self, bytes_written)\n    _set_kernels(self, kernels)\n    _set_weight_bytes(self, weight_bytes)\n    _set_notes(self, notes)\n    if input_bytes is _HAS_FACTORY:\n        input_bytes = _factory_input_bytes()\n    _set_input_bytes(self, input_bytes)\n    _set_gemm(self, gemm)\n    _set_gemm_operand_bytes(self, gemm_operand_bytes)\n    _set_rows(self, rows)\n    _set_overlaps_producer(self, overlaps_producer)\n    _set_fused_attention(self, fused_attention)\n    _set_channel_walk(self, channel_walk)\n    _set_attention_tiles(self, attention_tiles)\n    _set_attention_causal(self, attention_causal)\n    _set_thread_loop(self, thread_loop)\n': _init_23,
-    'def __init__(self, name, dtype, shape, is_initializer=_default_is_initializer):\n    _set_name(self, name)\n    _set_dtype(self, dtype)\n    _set_shape(self, shape)\n    _set_is_initializer(self, is_initializer)\n': _init_24,
+    "def __init__(self, name, op_type, domain, inputs, outputs, attrs=_HAS_FACTORY, const_inputs=_HAS_FACTORY, scope=_default_scope):\n    _object_setattr(self, '__class__', _Twin)\n    self.name = name\n    self.op_type = op_type\n    self.domain = domain\n    self.inputs = inputs\n    self.outputs = outputs\n    if attrs is _HAS_FACTORY:\n        attrs = _factory_attrs()\n    self.attrs = attrs\n    if const_inputs is _HAS_FACTORY:\n        const_inputs = _factory_const_inputs()\n    self.const_inputs = const_inputs\n    self.scope = scope\n    self.__class__ = _Cls\n\n\ndef _fast_new(name, op_type, domain, inputs, outputs, attrs=_HAS_FACTORY, const_inputs=_HAS_FACTORY, scope=_default_scope):\n    self = _object_new(_Twin)\n    self.name = name\n    self.op_type = op_type\n    self.domain = domain\n    self.inputs = inputs\n    self.outputs = outputs\n    if attrs is _HAS_FACTORY:\n        attrs = _factory_attrs()\n    self.attrs = attrs\n    if const_inputs is _HAS_FACTORY:\n        const_inputs = _factory_const_inputs()\n    self.const_inputs = const_inputs\n    self.scope = scope\n    self.__class__ = _Cls\n    return self\n": _init_20,
+    "def __init__(self, name, op_type, flops, bytes, kernels, work):\n    _object_setattr(self, '__class__', _Twin)\n    self.name = name\n    self.op_type = op_type\n    self.flops = flops\n    self.bytes = bytes\n    self.kernels = kernels\n    self.work = work\n    self.__class__ = _Cls\n\n\ndef _fast_new(name, op_type, flops, bytes, kernels, work):\n    self = _object_new(_Twin)\n    self.name = name\n    self.op_type = op_type\n    self.flops = flops\n    self.bytes = bytes\n    self.kernels = kernels\n    self.work = work\n    self.__class__ = _Cls\n    return self\n": _init_21,
+    "def __init__(self, cost, time_s, bound, level_time_s, efficiency=_default_efficiency, extra_kernels=_default_extra_kernels, extra_time_s=_default_extra_time_s):\n    _object_setattr(self, '__class__', _Twin)\n    self.cost = cost\n    self.time_s = time_s\n    self.bound = bound\n    self.level_time_s = level_time_s\n    self.efficiency = efficiency\n    self.extra_kernels = extra_kernels\n    self.extra_time_s = extra_time_s\n    self.__class__ = _Cls\n\n\ndef _fast_new(cost, time_s, bound, level_time_s, efficiency=_default_efficiency, extra_kernels=_default_extra_kernels, extra_time_s=_default_extra_time_s):\n    self = _object_new(_Twin)\n    self.cost = cost\n    self.time_s = time_s\n    self.bound = bound\n    self.level_time_s = level_time_s\n    self.efficiency = efficiency\n    self.extra_kernels = extra_kernels\n    self.extra_time_s = extra_time_s\n    self.__class__ = _Cls\n    return self\n": _init_22,
+    "def __init__(self, flops, bytes_read, bytes_written, kernels, weight_bytes=_default_weight_bytes, notes=_default_notes, input_bytes=_HAS_FACTORY, gemm=_default_gemm, gemm_operand_bytes=_default_gemm_operand_bytes, rows=_default_rows, overlaps_producer=_default_overlaps_producer, fused_attention=_default_fused_attention, channel_walk=_default_channel_walk, attention_tiles=_default_attention_tiles, attention_causal=_default_attention_causal, thread_loop=_default_thread_loop):\n    _object_setattr(self, '__class__', _Twin)\n    self.flops = flops\n    self.bytes_read = bytes_read\n    self.bytes_written = bytes_written\n    self.kernels = kernels\n    self.weight_bytes = weight_bytes\n    self.notes = notes\n    if input_bytes is _HAS_FACTORY:\n        input_bytes = _factory_input_bytes()\n    self.input_bytes = input_bytes\n    self.gemm = gemm\n    self.gemm_operand_bytes = gemm_operand_bytes\n    self.rows = rows\n    self.overlaps_producer = overlaps_producer\n    self.fused_attention = fused_attention\n    self.channel_walk = channel_walk\n    self.attention_tiles = attention_tiles\n    self.attention_causal = attention_causal\n    self.thread_loop = thread_loop\n    self.__class__ = _Cls\n\n\ndef _fast_new(flops, bytes_read, bytes_written, kernels, weight_bytes=_default_weight_bytes, notes=_default_notes, input_bytes=_HAS_FACTORY, gemm=_default_gemm, gemm_operand_bytes=_default_gemm_operand_bytes, rows=_default_rows, overlaps_producer=_default_overlaps_producer, fused_attention=_default_fused_attention, channel_walk=_default_channel_walk, attention_tiles=_default_attention_tiles, attention_causal=_default_attention_causal, thread_loop=_default_thread_loop):\n    self = _object_new(_Twin)\n    self.flops = flops\n    self.bytes_read = bytes_read\n    self.bytes_written = bytes_written\n    self.kernels = kernels\n    self.weight_bytes = weight_bytes\n    self.notes = notes\n    if input_bytes is _HAS_FACTORY:\n        input_bytes = _factory_input_bytes()\n    self.input_bytes = input_bytes\n    self.gemm = gemm\n    self.gemm_operand_bytes = gemm_operand_bytes\n    self.rows = rows\n    self.overlaps_producer = overlaps_producer\n    self.fused_attention = fused_attention\n    self.channel_walk = channel_walk\n    self.attention_tiles = attention_tiles\n    self.attention_causal = attention_causal\n    self.thread_loop = thread_loop\n    self.__class__ = _Cls\n    return self\n": _init_23,
+    "def __init__(self, name, dtype, shape, is_initializer=_default_is_initializer):\n    _object_setattr(self, '__class__', _Twin)\n    self.name = name\n    self.dtype = dtype\n    self.shape = shape\n    self.is_initializer = is_initializer\n    self.__class__ = _Cls\n\n\ndef _fast_new(name, dtype, shape, is_initializer=_default_is_initializer):\n    self = _object_new(_Twin)\n    self.name = name\n    self.dtype = dtype\n    self.shape = shape\n    self.is_initializer = is_initializer\n    self.__class__ = _Cls\n    return self\n": _init_24,
 }

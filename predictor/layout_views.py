@@ -59,7 +59,7 @@ def _nhwc_conv(node: Node, tensor: str) -> bool:
 def mark_layout_views(graph: Graph) -> Graph:
     """``graph`` with its channels-last permutes marked LAYOUT_VIEW and the convolutions they feed ``LAYOUT =
     NHWC`` (the graph itself where there is none)."""
-    starts = [n for n in graph.nodes if _perm(n) == TO_NCHW]
+    starts = [n for n in graph.nodes if n.op_type == "Transpose" and _perm(n) == TO_NCHW]
     if not starts:
         return graph
     consumers = links(graph.nodes)[1]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Mapping
 
@@ -21,6 +22,8 @@ from .slice_assign import mark_slice_assignments
 from .precision import policy as get_policy
 from .types import DEFAULT_OPSET, NetworkPrediction, OpPrediction, PredictorError, frozen_map
 
+
+_op_type = attrgetter("op_type")
 
 # the op types of a quantised graph (quant.INT8_OPS and the Q/DQ pair; tests/graph/test_memo.py checks they agree)
 QUANT_OPS = frozenset({"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "DequantizeLinear",
@@ -62,7 +65,7 @@ def prepare_graph(graph: Graph, pol: PrecisionPolicy, optimize: tuple[str, ...] 
         graph, node_pol = mixed.graph, mixed.node_policy
     qnotes: tuple[str, ...] = ()
     # quantised graphs: int8 nodes and the Q/DQ nodes an int8 runtime fuses (quant.py, imported only for them)
-    if not mixed_precision and any(n.op_type in QUANT_OPS for n in graph.nodes):
+    if not mixed_precision and not QUANT_OPS.isdisjoint(map(_op_type, graph.nodes)):
         from .quant import has_quantisation, quantise
 
         if has_quantisation(graph):
@@ -143,10 +146,10 @@ def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile,
     for c, nk, wk in zip(gc.costs, gc.keys, gc.work_keys):
         p = node_pol.get(c.name, pol) if node_pol else pol
         if wk is not None:  # the work is the node kind's: its bytes per level remain (maps alive, ids unique)
-            k = (wk, id(p), id(c.bytes))
+            k = (id(wk), id(p), id(c.bytes))  # (nodes alike share one key object: no hash of the key's tuples)
         else:
             w = c.work
-            k = (nk, id(p), c.kernels, tuple(c.bytes.items()),
+            k = (id(nk), id(p), c.kernels, tuple(c.bytes.items()),
                  tuple([(f.precision, f.unit, f.flops) for f in c.flops]), w.bytes_read, w.bytes_written,
                  w.weight_bytes, w.notes, tuple(w.input_bytes.values()), w.gemm, w.gemm_operand_bytes, w.rows,
                  w.overlaps_producer, w.fused_attention, w.channel_walk, w.attention_tiles, w.attention_causal,
@@ -161,21 +164,25 @@ def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile,
 
 
 def _op_infos(gc, by_name: Mapping) -> dict:
-    """op_info of every costed node, once per node key (an OpInfo is read-only: shared)."""
+    """op_info of every costed node, once per node key object (nodes alike share one; an OpInfo is read-only:
+    shared)."""
     memo: dict = {}
     out = {}
     for c, k in zip(gc.costs, gc.keys):
-        info = memo.get(k)
+        info = memo.get(id(k))
         if info is None:
-            info = memo[k] = op_info(by_name[c.name])
+            info = memo[id(k)] = op_info(by_name[c.name])
         out[c.name] = info
     return out
 
 
 def _with_cost(pred: OpPrediction, cost) -> OpPrediction:
     """``pred`` for another node's equal ``cost``."""
-    return OpPrediction(cost, pred.time_s, pred.bound, pred.level_time_s, pred.efficiency, pred.extra_kernels,
-                        pred.extra_time_s)
+    return _new_prediction(cost, pred.time_s, pred.bound, pred.level_time_s, pred.efficiency, pred.extra_kernels,
+                           pred.extra_time_s)
+
+
+_new_prediction = OpPrediction._fast_new  # (OpPrediction(...) without the type call: one per node)
 
 
 def predict_file(path: str, gpu: MachineProfile, precision: str = "fp32", batch: int | None = None,

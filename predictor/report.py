@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+from operator import attrgetter
 
 from .machine.profile import MachineProfile
 from .types import MemLevel, NetworkPrediction, OpPrediction
@@ -118,7 +119,7 @@ def to_table(pred: NetworkPrediction, profile: MachineProfile, top: int = 15) ->
     from .table import LEGEND, OP_HEADER, class_lines, op_lines
 
     lines += class_lines(pred) + [""]
-    ranked = sorted(pred.ops, key=lambda o: o.time_s, reverse=True)
+    ranked = sorted(pred.ops, key=attrgetter("time_s"), reverse=True)
     lines += op_lines(pred, ranked, top)
     lines += ["-" * len(OP_HEADER), LEGEND, ""]
     lines += totals_lines(pred, "total time")

@@ -8,6 +8,7 @@ bound.
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Sequence
 
 from .graph.opclass import op_class
@@ -76,7 +77,10 @@ def class_rows(pred: NetworkPrediction) -> tuple[ClassRow, ...]:
         e[0] += o.time_s
         e[1] += 1
         e[2] += c.kernels
-        e[3] += c.total_flops
+        try:
+            e[3] += c._total_flops  # (an OpCost's total in its slot: no call of the property)
+        except AttributeError:
+            e[3] += c.total_flops
         e[4] += c.bytes.get(hbm, 0.0)
     total = pred.total_time_s
     rows = [ClassRow(c, t, t / total if total > 0 else 0.0, n, k, f, b) for c, (t, n, k, f, b) in acc.items()]
@@ -140,7 +144,7 @@ def op_lines(pred: NetworkPrediction, ranked: Sequence[OpPrediction], top: int) 
     out = [OP_HEADER, "-" * len(OP_HEADER)]
     out += [op_line(o, pred, total) for o in ranked[:top]]
     if len(ranked) > top:
-        rest = sum(o.time_s for o in ranked[top:])
+        rest = sum(map(attrgetter("time_s"), ranked[top:]))
         label = f"({len(ranked) - top} more ops: --top all lists them)"
         out.append(f"{label:<{NAME_W + 1 + 16 + 1 + 16 + 1 + 7}} {time_text(rest):>10} {rest / total:>6.1%}")
     return out

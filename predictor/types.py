@@ -194,9 +194,9 @@ class OpCost(_TotalFlopsSlot):
             return v
 
 
-def set_total_flops(cost: OpCost, total: float) -> None:
-    """Give ``cost`` its FLOPs total, known to the caller (equal to ``float(sum(f.flops for f in cost.flops))``)."""
-    _set_total_flops(cost, total)
+# set_total_flops(cost, total): give an OpCost its FLOPs total, known to the caller (equal to
+# ``float(sum(f.flops for f in cost.flops))``); the slot's own store, no Python frame
+set_total_flops = _set_total_flops
 
 
 @frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)
@@ -260,7 +260,10 @@ class NetworkPrediction:
         for o in self.ops:
             c = o.cost
             t += o.time_s
-            f += c.total_flops
+            try:
+                f += c._total_flops  # (an OpCost's total in its slot: no call of the property)
+            except AttributeError:
+                f += c.total_flops
             k += c.kernels
             b = c.bytes
             l1 += b.get(L1, 0.0)

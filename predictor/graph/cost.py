@@ -118,13 +118,14 @@ def to_cost(node: Node, work: OpWork, policy: PrecisionPolicy,
             _flops_memo[fk] = hit
     if level_bytes is None:
         level_bytes = {lv: work.bytes_read + work.bytes_written for lv in MemLevel}
-    cost = OpCost(node.name, node.op_type, hit[0],
-                  level_bytes if type(level_bytes) is _PROXY else frozen_map(level_bytes), work.kernels, work)
+    cost = _new_cost(node.name, node.op_type, hit[0],
+                     level_bytes if type(level_bytes) is _PROXY else frozen_map(level_bytes), work.kernels, work)
     set_total_flops(cost, hit[1])  # OpCost.total_flops, computed once per kind
     return cost
 
 
 _PROXY = type(frozen_map())
+_new_cost = OpCost._fast_new  # (OpCost(...) without the type call: one per node)
 
 
 def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFAULT_OPSET,
@@ -137,7 +138,6 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
     seq: list[tuple[Node, OpWork]] = []
     unsupported: dict[str, int] = {}
     unshaped: dict[str, int] = {}
-    pol_of = (lambda n: node_policies.get(n.name, policy)) if node_policies else (lambda n: policy)
     memo_key = _work_key(nodes, policy, opset, graph_inputs, runtime_patterns, node_policies)
     reused = _WORK_MEMO.get().get(memo_key) if memo_key is not None else None
     # per entry of seq: (node key (graph/memo.py), policy id, opset): the work of a node the runtime patterns leave
@@ -177,20 +177,36 @@ def cost_graph(nodes: Sequence[Node], policy: PrecisionPolicy, opset: int = DEFA
         work_keys.append(mk)
     if reused is None:
         keys = tuple([k[0] for k in work_keys])
-        if runtime_patterns:
-            before = seq
-            seq = runtime.apply(seq, nodes, graph_inputs)
-            work_keys = [k if w is w0 else None for (_, w), (_, w0), k in zip(seq, before, work_keys)]
+        if runtime_patterns:  # the runtime's fused kernels; a rewritten work is no longer its kind's
+            for k, w in runtime.rewrites(seq, nodes, graph_inputs).items():
+                node, w0 = seq[k]
+                if w is not w0:
+                    seq[k] = (node, w)
+                    work_keys[k] = None
         work_keys = tuple(work_keys)
     if memo_key is not None and reused is None:
         _WORK_MEMO.get()[memo_key] = (nodes, seq, unsupported, unshaped, keys, work_keys)  # keeps `nodes` alive: its id stays its own
     levels = (traffic or CompulsoryTraffic()).assign(seq, policy.matmul[1], policy.storage_bytes)
-    fm: dict = {}
-    if node_policies:
-        costs = tuple([to_cost(n, w, pol_of(n), lb, fm) for (n, w), lb in zip(seq, levels)])
-    else:
-        costs = tuple([to_cost(n, w, policy, lb, fm) for (n, w), lb in zip(seq, levels)])
-    return GraphCost(costs, frozen_map(unsupported), frozen_map(unshaped), keys, work_keys)
+    return GraphCost(_costs(seq, levels, policy, node_policies), frozen_map(unsupported), frozen_map(unshaped), keys,
+                     work_keys)
+
+
+def _costs(seq: Sequence[tuple[Node, OpWork]], levels: Sequence[Mapping], policy: PrecisionPolicy,
+           node_policies: Mapping[str, PrecisionPolicy] | None) -> tuple[OpCost, ...]:
+    """``to_cost`` of each (node, work) with its bytes per level; a work whose ``flops`` map was split under the
+    node's policy before (nodes costed once per kind share the map) is costed here without a call."""
+    fm: dict = {}  # to_cost's _flops_memo
+    out = []
+    for (n, w), lb in zip(seq, levels):
+        pol = node_policies.get(n.name, policy) if node_policies else policy
+        hit = fm.get((id(w.flops), id(pol)))
+        if hit is None or type(lb) is not _PROXY:
+            out.append(to_cost(n, w, pol, lb, fm))
+            continue
+        cost = _new_cost(n.name, n.op_type, hit[0], lb, w.kernels, w)
+        set_total_flops(cost, hit[1])
+        out.append(cost)
+    return tuple(out)
 
 
 _UNSHAPED = object()  # a node whose formula needed a shape that is not known

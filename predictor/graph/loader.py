@@ -180,8 +180,7 @@ def _load(model: onnx.ModelProto | list, batch: int | None, shapes: Mapping[str,
 
     check_subgraphs(raw)  # cycles inside If/Loop/Scan bodies
     static = _static_tensors(raw, init_names)
-    consts = _initial_consts(model)
-    _drop_weight_data(model)
+    consts = _initial_consts(model)  # (and the large initializers' values dropped)
     infos = _collect_infos(model)
     unknown = _complete_shapes(raw, infos, consts)
     recorded: set[str] = set()
@@ -350,7 +349,11 @@ def _probe_node(n: RawNode, infos: Mapping[str, TensorInfo], consts: Mapping[str
 
 
 def _has_control_flow(model: onnx.ModelProto) -> bool:
-    return any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node)
+    return not _CONTROL_FLOW.isdisjoint(map(_op_type, model.graph.node))
+
+
+_CONTROL_FLOW = frozenset({"If", "Loop", "Scan"})
+_op_type = attrgetter("op_type")
 
 
 def _load_control_flow(model: onnx.ModelProto, batch, shapes, path: str) -> Graph:
@@ -681,9 +684,10 @@ def _collect_infos(model: onnx.ModelProto) -> dict[str, TensorInfo]:
             if vi.name not in infos or infos[vi.name].shape is None:
                 infos[vi.name] = _info_from_value_info(vi)
     dtype = ONNX_TYPE_NAMES.get
+    new_info = TensorInfo._fast_new
     for t in g.initializer:  # fixed before inference runs: is_initializer (see _static_tensors)
         name = t.name  # (each read of a field is a protobuf call; dims[:] is a list made at once)
-        infos[name] = TensorInfo(name, dtype(t.data_type, "unknown"), tuple(t.dims[:]), True)
+        infos[name] = new_info(name, dtype(t.data_type, "unknown"), tuple(t.dims[:]), True)
     return infos
 
 
@@ -718,10 +722,16 @@ def _info_from_value_info(vi) -> TensorInfo:
 
 
 def _initial_consts(model: onnx.ModelProto) -> dict[str, Val]:
-    """Small tensors stored inside the graph (never external data)."""
+    """Small tensors stored inside the graph (never external data). The values of the large initializers stored
+    inside the file are forgotten: only their dims and type matter, and shape inference would otherwise copy them on
+    every round."""
     consts: dict[str, Val] = {}
     for t in model.graph.initializer:
-        if _is_external(t) or shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS:
+        if _is_external(t):
+            continue
+        if shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS:
+            for f in _DATA_FIELDS:
+                t.ClearField(f)
             continue
         v = shape_fns.tensor_value(t)
         if v is not None:
@@ -730,15 +740,6 @@ def _initial_consts(model: onnx.ModelProto) -> dict[str, Val]:
 
 
 _DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
-
-
-def _drop_weight_data(model: onnx.ModelProto) -> None:
-    """Forget the values of large initializers stored inside the file: only their dims and type matter,
-    and shape inference would otherwise copy them on every round."""
-    for t in model.graph.initializer:
-        if not _is_external(t) and shape_fns.numel_of(t.dims) > MAX_CONST_ELEMS:
-            for f in _DATA_FIELDS:
-                t.ClearField(f)
 
 
 def _is_external(t) -> bool:
@@ -755,6 +756,7 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: d
     """
     unknown = 0
     infer, folders = shape_fns.infer, shape_fns.FOLDERS
+    new_info = TensorInfo._fast_new  # (TensorInfo(...) without the type call: one per tensor)
     get_info, get_const = infos.get, consts.get
     # (op type, domain, attributes, inputs' (dtype, shape) and values, outputs) -> {k: (shape, dtype)} of the
     # outputs inferred from those alone: a network's repeated layers are inferred once
@@ -806,7 +808,7 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: d
                 if shape is not None and dtype == "unknown":
                     dtype = _output_dtype(n, ins, k)
             if shape is not None:
-                infos[name] = TensorInfo(name, dtype, shape)
+                infos[name] = new_info(name, dtype, shape)
             else:
                 unknown += 1
     return unknown
@@ -929,6 +931,7 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
     shared_attrs: dict[tuple, object] = {}  # nodes with equal attributes share one read-only map
     scopes: dict[str, str] = {}  # node name without its last component -> scope_from_name
     paths: dict[str, tuple] = {}  # scopes.scope_of_head's memo
+    new_node = Node._fast_new  # (Node(...) without the type call)
     for k, n in enumerate(raw):
         name = n.name or f"{n.op_type}_{k}"
         if name in seen:
@@ -968,7 +971,7 @@ def _build_nodes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: dict[
                 scope = scopes[head] = scope_of_head(head, paths)  # = node_scope(n.name, None)
         else:
             scope = node_scope(n.name, meta)
-        nodes.append(Node(name, n.op_type, n.domain, ins, outs, attrs, known, scope))
+        nodes.append(new_node(name, n.op_type, n.domain, ins, outs, attrs, known, scope))
     return tuple(nodes)
 
 

@@ -11,7 +11,7 @@ and :func:`with_names` map to input positions and back. Results are identical to
 """
 from __future__ import annotations
 
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from types import MappingProxyType as _proxy  # frozen_map of a dict made here (no copy)
 
 from ..types import Node, OpWork
@@ -55,30 +55,40 @@ _in_sig = attrgetter("dtype", "shape", "is_initializer")  # (dtype, shape, is_in
 
 
 def work_template(node: Node, work: OpWork) -> tuple | None:
-    """``work.input_bytes`` as (input position, bytes) pairs, or None when it names a tensor that is not one
-    of the node's inputs (then the work cannot be carried to another node)."""
+    """``work.input_bytes`` by input position: (the positions, the bytes, an itemgetter of those positions), ``()``
+    when it is empty, None when it names a tensor that is not one of the node's inputs (then the work cannot be
+    carried to another node)."""
     if not work.input_bytes:
         return ()
     pos = {}
     for i, t in enumerate(node.inputs):
         if t is not None and t.name not in pos:
             pos[t.name] = i
-    out = []
+    at, values = [], []
     for name, b in work.input_bytes.items():
         i = pos.get(name)
         if i is None:
             return None
-        out.append((i, b))
-    return tuple(out)
+        at.append(i)
+        values.append(b)
+    return tuple(at), tuple(values), itemgetter(*at)
 
 
 def with_names(work: OpWork, template: tuple, node: Node) -> OpWork:
     """``work`` with its ``input_bytes`` named after ``node``'s inputs (``template``: :func:`work_template`)."""
     if not template:
         return work
+    at, values, getter = template
     ins = node.inputs
+    if len(at) == 1:
+        named = {ins[at[0]].name: values[0]}
+    else:  # (the names by C calls: no comprehension frame)
+        named = dict(zip(map(_name, getter(ins)), values))
     w = work
-    return OpWork(w.flops, w.bytes_read, w.bytes_written, w.kernels, w.weight_bytes, w.notes,
-                  _proxy({ins[i].name: b for i, b in template}), w.gemm, w.gemm_operand_bytes, w.rows,
-                  w.overlaps_producer, w.fused_attention, w.channel_walk, w.attention_tiles, w.attention_causal,
-                  w.thread_loop)
+    return _new_work(w.flops, w.bytes_read, w.bytes_written, w.kernels, w.weight_bytes, w.notes, _proxy(named), w.gemm,
+                  w.gemm_operand_bytes, w.rows, w.overlaps_producer, w.fused_attention, w.channel_walk,
+                  w.attention_tiles, w.attention_causal, w.thread_loop)
+
+
+_name = attrgetter("name")
+_new_work = OpWork._fast_new  # (OpWork(...) without the type call)

@@ -23,6 +23,7 @@ PyTorch eager), and exporter variants these matchers do not recognise (they stay
 from __future__ import annotations
 
 from math import prod
+from operator import attrgetter, itemgetter
 from collections.abc import Callable, Sequence  # (typing.Callable compiles its string arguments)
 
 from ..fastinit import fast_replace as replace  # (OpWork is a fast_init class)
@@ -432,13 +433,22 @@ def _linear_bias(ix: _Index, mm: Node):
 
 
 def _chain_fuse(ix: _Index, group: list[Node], x_name: str) -> list[tuple[str, OpWork]] | None:
-    if not ix.free(*(n.name for n in group)):
+    names = [n.name for n in group]
+    if not ix.free(*names):
         return None
-    ws = [ix.work[n.name] for n in group]
+    ws = list(map(ix.work.__getitem__, names))
     last = ws[-1]
-    # x's bytes once (a node reading x twice, x * x, records them twice)
-    xb = max(w.input_bytes.get(x_name, 0.0) / max(1, sum(t is not None and t.name == x_name for t in n.inputs))
-             for n, w in zip(group, ws))
+    # x's bytes once (a node reading x twice, x * x, records them twice); the largest over the chain (plain loops:
+    # a generator per node costs more than the loop)
+    xb = None
+    for n, w in zip(group, ws):
+        reads = 0
+        for t in n.inputs:
+            if t is not None and t.name == x_name:
+                reads += 1
+        b = w.input_bytes.get(x_name, 0.0) / max(1, reads)
+        if xb is None or b > xb:  # (as max() keeps the first of equal values)
+            xb = b
     fused = replace(last, flops=frozen_map(_merge_flops(*ws)), bytes_read=xb, input_bytes=frozen_map({x_name: xb}),
                     kernels=1, notes=("one elementwise kernel in PyTorch",))
     return [(n.name, _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] + [(group[-1].name, fused)]
@@ -517,7 +527,7 @@ def _silu(ix: _Index, sig: Node):
         return None
     mul = ix.only_consumer(sig)
     x = sig.inputs[0]
-    if mul is None or mul.op_type != "Mul" or not any(t is not None and t.name == x.name for t in mul.inputs):
+    if mul is None or mul.op_type != "Mul" or x.name not in [t.name for t in mul.inputs if t is not None]:
         return None
     return _chain_fuse(ix, [sig, mul], x.name)
 
@@ -563,6 +573,15 @@ def _const_fold(ix: _Index, node: Node):
 def apply(seq: Sequence[tuple[Node, OpWork]], all_nodes: Sequence[Node],
           graph_inputs: frozenset = frozenset()) -> list[tuple[Node, OpWork]]:
     """The sequence with each recognised pattern folded into the kernels the runtime launches."""
+    out = list(seq)
+    for k, w in rewrites(seq, all_nodes, graph_inputs).items():
+        out[k] = (out[k][0], w)
+    return out
+
+
+def rewrites(seq: Sequence[tuple[Node, OpWork]], all_nodes: Sequence[Node],
+             graph_inputs: frozenset = frozenset()) -> dict[int, OpWork]:
+    """The works :func:`apply` puts in place of those of ``seq``, by position in ``seq``."""
     ix = _Index(seq, all_nodes)
     ix.graph_inputs = graph_inputs
     changed: dict[str, OpWork] = {}
@@ -586,14 +605,23 @@ def apply(seq: Sequence[tuple[Node, OpWork]], all_nodes: Sequence[Node],
             node = seq[k][0]
             if node.name in ix.taken:
                 continue
-            rewrites = fn(ix, node)
-            if not rewrites:
+            found = fn(ix, node)
+            if not found:
                 continue
-            for n, w in rewrites:
+            for n, w in found:
                 changed[n] = w
                 ix.work[n] = w
                 ix.taken.add(n)
-    return [(n, changed.get(n.name, w)) for n, w in seq] if changed else list(seq)
+    if not changed:
+        return {}
+    at = dict(zip(map(_name_of, map(_first, seq)), range(len(seq))))  # name -> position (C calls)
+    if len(at) == len(seq):  # (unique names: one position each)
+        return {at[n]: w for n, w in changed.items() if n in at}
+    return {k: changed[nd.name] for k, (nd, _) in enumerate(seq) if nd.name in changed}
 
 
-__all__ = ["apply", "pattern", "WorkKind"]
+_first = itemgetter(0)
+_name_of = attrgetter("name")
+
+
+__all__ = ["apply", "pattern", "rewrites", "WorkKind"]

@@ -28,6 +28,8 @@ def _fold(state: tuple[str, str], c: str) -> tuple[str, str]:
     qual, last = state
     if not c:
         return state
+    if "." not in c:  # (most components: neither prefix below can start it)
+        return (f"{qual}.{c}" if qual else c), c
     if qual and c.startswith(qual + "."):
         qual = c
     elif last and c.startswith(last + "."):
@@ -45,6 +47,12 @@ def scope_of_head(head: str, states: dict) -> str:
         return ""
     st = states.get(head) if head != "/" else ("", "")
     if st is not None:
+        return st[0]
+    cut = head.rfind("/", 0, len(head) - 1)
+    parent = head[:cut + 1]
+    st = states.get(parent) if parent != "/" else ("", "")
+    if st is not None:  # (most heads: their parent path was met before)
+        st = states[head] = _fold(st, head[cut + 1:-1])
         return st[0]
     pending = []  # (head, its last component), innermost first, up to a path already folded
     h = head

@@ -329,10 +329,31 @@ class HierarchicalTraffic:
                       and p.tma_tensor_path):
                     l1 = 0.0  # a fused matrix kernel (attention): operands by TMA, on-chip intermediates
             l2 = l2_requests + p.l2_far_fraction * compulsory
-            if p.residency == "replay":
+            if life is not None:
                 hbm = self._replay_hbm(node, work, i, life, window)
+            elif work.bytes_read > 0:
+                # streaming residency: inputs still resident in L2 are not re-read from HBM; outputs are written back
+                # in full. An input the node reads several times (an RNN's recurrent weights once per time step) comes
+                # from HBM once when it fits in the L2 window; the repeats hit L2. Ignores: eviction by the node's own
+                # streaming traffic. (Inline: one call less per node.)
+                resident = 0.0
+                ib = work.input_bytes
+                for t in node.inputs:
+                    if t is None or t.shape is None:
+                        continue
+                    read = ib.get(t.name, 0.0)
+                    at = produced_at.get(t.name)
+                    if at is not None and touched - at <= window:
+                        resident += read
+                        continue
+                    size = float(elem_bytes)
+                    for d in t.shape:
+                        size *= d
+                    if read > size > 0 and size <= window:
+                        resident += read - size
+                hbm = max(work.bytes_read - resident, 0.0) + work.bytes_written
             else:
-                hbm = self._stream_hbm(node, work, produced_at, touched, window, elem_bytes)
+                hbm = work.bytes_read + work.bytes_written
             touched += compulsory
             for t in node.outputs:
                 if t.name:
@@ -343,32 +364,6 @@ class HierarchicalTraffic:
                 levels = shared[lk] = frozen_map({MemLevel.L1: l1, MemLevel.L2: l2, MemLevel.HBM: hbm})
             out.append(levels)
         return out
-
-    @staticmethod
-    def _stream_hbm(node: Node, work: OpWork, produced_at: dict[str, float], touched: float,
-                    window: float, elem_bytes: int = 4) -> float:
-        """Inputs still resident in L2 are not re-read from HBM; outputs are written back in full.
-
-        An input the node reads several times (an RNN's recurrent weights once per time step) comes from
-        HBM once when it fits in the L2 window; the repeats hit L2. Ignores: eviction by the node's own
-        streaming traffic."""
-        hbm_read = work.bytes_read
-        if work.bytes_read > 0:
-            resident = 0.0
-            for t in node.inputs:
-                if t is None or t.shape is None:
-                    continue
-                read = work.input_bytes.get(t.name, 0.0)
-                if t.name in produced_at and touched - produced_at[t.name] <= window:
-                    resident += read
-                    continue
-                size = float(elem_bytes)
-                for d in t.shape:
-                    size *= d
-                if read > size > 0 and size <= window:
-                    resident += read - size
-            hbm_read = max(work.bytes_read - resident, 0.0)
-        return hbm_read + work.bytes_written
 
     @staticmethod
     def _replay_hbm(node: Node, work: OpWork, index: int, life: "_Lifetimes", window: float) -> float:
