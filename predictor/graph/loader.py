@@ -352,8 +352,11 @@ def _probe_node(n: RawNode, infos: Mapping[str, TensorInfo], consts: Mapping[str
                 attrs=frozen_map(_attrs(n)) if n.attrs else _EMPTY, const_inputs=frozen_map(known))
 
 
+_CONTROL_OPS = frozenset({"If", "Loop", "Scan"})
+
+
 def _has_control_flow(model: onnx.ModelProto) -> bool:
-    return any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node)
+    return any(n.op_type in _CONTROL_OPS for n in model.graph.node)
 
 
 def _load_control_flow(model: onnx.ModelProto, batch, shapes, path: str) -> Graph:
@@ -818,8 +821,11 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: d
 def _shape_stop(raw: list[RawNode], infos: Mapping[str, TensorInfo]) -> str | None:
     """Where shape inference stopped, as a note: the first node (graph order) whose first output has no shape
     although every input has one, named with those shapes (the unknown shapes after it follow from it); None
-    when there is no such node (every shape known, or the unknown ones start at a sequence value)."""
+    when there is no such node (every shape known, or the unknown ones start at a sequence value or at an If,
+    Loop or Scan: their bodies are inlined or reported by graph/control_flow.py)."""
     for n in raw:
+        if n.op_type in _CONTROL_OPS and n.domain in ("", "ai.onnx"):
+            continue
         out = infos.get(n.output[0]) if n.output and n.output[0] else None
         if out is not None and (out.shape is not None or out.dtype in CONTAINER_DTYPES):
             continue
