@@ -137,6 +137,54 @@ def _no_packed_sequence_detection():
         mu.find_packed_sequence_indices = original
 
 
+def _unfold_fixed(g, input, dimension, size, step):
+    """aten::unfold with its dimension made non-negative first: the exporter's own symbolic (opset 12, opset 9's
+    for a static size) reuses a negative dimension as the Unsqueeze and Concat axis of the one-rank-higher stack
+    of windows, so ``x.unfold(-2, ...)`` exported windows along the wrong axis (PatchTST and PatchTSMixer's
+    patching: an invalid graph, or a wrong one where the sizes happen to broadcast)."""
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper, symbolic_opset12
+
+    rank = symbolic_helper._get_tensor_rank(input)
+    if rank is not None and dimension < 0:
+        dimension += rank
+    return symbolic_opset12.unfold.__wrapped__(g, input, dimension, size, step)
+
+
+def _repeat_interleave_fixed(g, self, repeats, dim=None, output_size=None):
+    """aten::repeat_interleave on a fresh copy of a constant ``dim``: the exporter's symbolic (opset 13) adds the
+    rank to a negative dim in place, in the tensor of the Constant node it reads, which the traced graph shares
+    with every other use of that value (CANINE's repeat_interleave(dim=-2) turned the final encoder's
+    ``key.transpose(-1, -2)`` into ``transpose(-1, 1)``: an invalid graph)."""
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper, symbolic_opset13
+
+    value = symbolic_helper._maybe_get_const(dim, "t") if dim is not None else None
+    if hasattr(value, "clone"):
+        dim = g.op("Constant", value_t=value.clone())
+    return symbolic_opset13.repeat_interleave(g, self, repeats, dim, output_size)
+
+
+@contextlib.contextmanager
+def _torchscript_symbolic_fixes(opset: int):
+    """Replace TorchScript exporter symbolics that write invalid graphs (see each function) while exporting at
+    ``opset``; the exporter's own come back afterwards."""
+    import torch
+
+    try:
+        from torch.onnx._internal.torchscript_exporter import symbolic_helper
+    except ImportError:  # a torch that lays its exporter out otherwise: its own symbolics
+        yield
+        return
+    fixes = {"aten::unfold": symbolic_helper.parse_args("v", "i", "v", "v")(_unfold_fixed),
+             "aten::repeat_interleave": _repeat_interleave_fixed}
+    for name, fn in fixes.items():
+        torch.onnx.register_custom_op_symbolic(name, fn, opset)
+    try:
+        yield
+    finally:
+        for name in fixes:
+            torch.onnx.unregister_custom_op_symbolic(name, opset)
+
+
 def _export_proto(module, inputs: tuple, spec: zoo.NetworkSpec, exporter: str, opts: ExportOptions):
     """Export `module` and return the ModelProto with weights (in memory)."""
     import onnx
@@ -145,7 +193,7 @@ def _export_proto(module, inputs: tuple, spec: zoo.NetworkSpec, exporter: str, o
     names_in, names_out = [spec.input_name], ["output"]
     if exporter == "torchscript":
         buf = io.BytesIO()
-        with _no_packed_sequence_detection():
+        with _no_packed_sequence_detection(), _torchscript_symbolic_fixes(opts.opset_torchscript):
             # PRESERVE (module in eval mode): keeps BatchNormalization nodes, which EVAL would fold into
             # the preceding Conv although PyTorch eager, the reference runtime, runs them as kernels
             torch.onnx.export(module, inputs, buf, dynamo=False, opset_version=opts.opset_torchscript,

@@ -209,6 +209,9 @@ def _load(model: onnx.ModelProto | list, batch: int | None, shapes: Mapping[str,
         if filled:
             notes += (f"{filled} tensor shape(s) the graph computes from data taken from the model's declared "
                       "shapes (its inputs are fixed)",)
+    stop = _shape_stop(raw, infos) if unknown else None
+    if stop:
+        notes += (stop,)
     g = model.graph
     graph_name = g.name or os.path.basename(path)
     input_names = [i.name for i in g.input if i.name not in init_names]
@@ -348,11 +351,13 @@ def _probe_node(n: RawNode, infos: Mapping[str, TensorInfo], consts: Mapping[str
                 attrs=frozen_map(_attrs(n)) if n.attrs else _EMPTY, const_inputs=frozen_map(known))
 
 
+_CONTROL_OPS = frozenset({"If", "Loop", "Scan"})
+
+
 def _has_control_flow(model: onnx.ModelProto) -> bool:
-    return not _CONTROL_FLOW.isdisjoint(map(_op_type, model.graph.node))
+    return not _CONTROL_OPS.isdisjoint(map(_op_type, model.graph.node))
 
 
-_CONTROL_FLOW = frozenset({"If", "Loop", "Scan"})
 _op_type = attrgetter("op_type")
 
 
@@ -812,6 +817,29 @@ def _complete_shapes(raw: list[RawNode], infos: dict[str, TensorInfo], consts: d
             else:
                 unknown += 1
     return unknown
+
+
+def _shape_stop(raw: list[RawNode], infos: Mapping[str, TensorInfo]) -> str | None:
+    """Where shape inference stopped, as a note: the first node (graph order) whose first output has no shape
+    although every input has one, named with those shapes (the unknown shapes after it follow from it); None
+    when there is no such node (every shape known, or the unknown ones start at a sequence value or at an If,
+    Loop or Scan: their bodies are inlined or reported by graph/control_flow.py)."""
+    for n in raw:
+        if n.op_type in _CONTROL_OPS and n.domain in ("", "ai.onnx"):
+            continue
+        out = infos.get(n.output[0]) if n.output and n.output[0] else None
+        if out is not None and (out.shape is not None or out.dtype in CONTAINER_DTYPES):
+            continue
+        if not n.output or not n.output[0]:
+            continue
+        ins = [infos.get(i) for i in n.input if i]
+        if not all(t is not None and t.shape is not None for t in ins):
+            continue
+        shapes = ", ".join("x".join(map(str, t.shape)) if t.shape else "scalar" for t in ins) or "none"
+        return (f"shapes stay unknown from {n.name or n.op_type} ({n.op_type}) on: no output shape follows from "
+                f"its input shapes ({shapes}) (shapes that do not fit together, as in an invalid export; a size "
+                "computed from data; or an op whose shape rules are not known here)")
+    return None
 
 
 def _inferred(memo: dict, n: RawNode, ins: list, vals: list) -> dict:

@@ -1,4 +1,5 @@
 """Tests of the ONNX export driver: argument parsing, manifest, stripping (onnx only), planning."""
+import io
 import json
 
 import pytest
@@ -116,3 +117,54 @@ def test_train_mode_option(tmp_path):
     """--train-mode exports train() modules (Dropout kept) to NAME.EXPORTER_train.onnx."""
     opts, _ = export.parse_args(["--out", str(tmp_path), "--names", "gpt2", "--train-mode"])
     assert opts.train_mode and not export.parse_args(["--out", str(tmp_path)])[0].train_mode
+
+
+def _export_and_run(module, x):
+    """Export ``module`` as _export_proto does (TorchScript, opset 17, symbolic fixes on, dynamic batch) and run the
+    graph with ONNX's reference evaluator."""
+    import torch
+    from onnx import load_from_string
+    from onnx.reference import ReferenceEvaluator
+
+    buf = io.BytesIO()
+    with export._torchscript_symbolic_fixes(17):
+        torch.onnx.export(module, (x,), buf, dynamo=False, opset_version=17, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    return ReferenceEvaluator(load_from_string(buf.getvalue())).run(None, {"x": x.numpy()})[0]
+
+
+def test_symbolic_fixes_export_negative_dims_as_torch_runs_them():
+    """x.unfold(-2, ...) (PatchTST's patching) and a repeat_interleave(dim=-2) followed by a transpose(-1, -2)
+    that shares its -2 (CANINE's molecule upsampling, then its final encoder's keys): the exporter's own symbolics
+    wrote windows along the wrong axis ((2, 3, 4, 4) here) and a transpose(-1, 1) ((2, 3, 8, 1))."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    np = pytest.importorskip("numpy")
+
+    class Unfold(torch.nn.Module):
+        def forward(self, x):
+            return x.unfold(-2, 4, 2)
+
+    class RepeatThenTranspose(torch.nn.Module):
+        def forward(self, x):
+            return x.repeat_interleave(2, dim=-2).unsqueeze(1).transpose(-1, -2)
+
+    for module, x, shape in [(Unfold(), torch.randn(2, 10, 3), (2, 4, 3, 4)),
+                             (RepeatThenTranspose(), torch.randn(2, 4, 3), (2, 1, 3, 8))]:
+        got = _export_and_run(module, x)
+        want = module(x).numpy()
+        assert want.shape == shape and got.shape == shape, type(module).__name__
+        assert np.array_equal(got, want)
+
+
+def test_symbolic_fixes_restore_the_exporters_own():
+    pytest.importorskip("torch")
+    from torch.onnx._internal.torchscript_exporter import registration
+
+    groups = {name: registration.registry.get_function_group(name)
+              for name in ("aten::unfold", "aten::repeat_interleave")}
+    before = {name: g.get(17) for name, g in groups.items()}
+    with export._torchscript_symbolic_fixes(17):
+        assert groups["aten::unfold"].get(17).__name__ == "_unfold_fixed"
+        assert groups["aten::repeat_interleave"].get(17) is export._repeat_interleave_fixed
+    assert {name: g.get(17) for name, g in groups.items()} == before

@@ -185,3 +185,17 @@ def test_cli_loop_trips_and_unknown_name(tmp_path, capsys):
     assert doc["unsupported"] == {} and any("body costed 4 (--loop-trips) times" in n for n in doc["notes"])
     assert main([str(path), "--gpu", "h200", "--loop-trips", "nope=4"]) == 2
     assert "error: --loop-trips names no Loop node: nope (Loops: loopy)" in capsys.readouterr().err
+
+
+def test_no_shape_stop_note_at_a_control_node():
+    """Branches of different ranks: the first load knows no shape for the If's output (its folded branch is inlined
+    afterwards), and no note names the If as where shapes stop (graph/loader.py's _shape_stop)."""
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t_out"])], "then", [], [_vi("t_out", shape=None)])
+    else_g = helper.make_graph([helper.make_node("Reshape", ["x", "flat"], ["e_out"])], "else", [],
+                               [_vi("e_out", shape=None)])
+    nodes = [_const_bool(False), helper.make_node("If", ["cond"], ["y"], name="branchy", then_branch=then_g,
+                                                  else_branch=else_g), helper.make_node("Relu", ["y"], ["z"])]
+    model = make_model(nodes, [X], [("z", "float32", None)], initializers={"flat": np.array([-1], np.int64)})
+    pred = _predict(model)
+    assert not pred.unsupported and _flops(pred, "Relu") == 32
+    assert not [n for n in pred.notes if n.startswith("shapes stay unknown")]

@@ -180,3 +180,29 @@ def test_weight_bytes_come_from_initializers_only():
     pol = policy("fp32")
     assert node_work(g.nodes[0], pol).weight_bytes == 4 * 8 * 4  # w: an initializer
     assert node_work(g.nodes[1], pol).weight_bytes == 0  # v: a graph input, though 2-D like a weight
+
+
+def _mismatch_model(key_perm):
+    """Attention scores q @ k^T with k's heads and head size transposed by ``key_perm``; (0, 2, 3, 1) is right,
+    (0, 3, 1, 2) is the invalid export of CANINE's final encoder (an exporter bug): the scores' MatMul and the
+    Softmax after it then have no shape."""
+    n = helper.make_node
+    nodes = [n("Transpose", ["k"], ["kt"], perm=key_perm), n("MatMul", ["q", "kt"], ["s"], name="scores"),
+             n("Softmax", ["s"], ["p"], axis=-1)]
+    return make_model(nodes, [("q", "float32", ["N", 12, 128, 64]), ("k", "float32", ["N", 128, 12, 64])],
+                      [("p", "float32", None)])
+
+
+def test_note_names_the_op_where_shapes_stop():
+    g = load_model_proto(_mismatch_model([0, 3, 1, 2]), batch=2)
+    assert [t.shape for n in g.nodes for t in n.outputs] == [(2, 64, 128, 12), None, None]
+    stops = [s for s in g.notes if s.startswith("shapes stay unknown")]
+    assert stops == ["shapes stay unknown from scores (MatMul) on: no output shape follows from its input shapes "
+                     "(2x12x128x64, 2x64x128x12) (shapes that do not fit together, as in an invalid export; a size "
+                     "computed from data; or an op whose shape rules are not known here)"]
+
+
+def test_no_stop_note_when_every_shape_is_known():
+    g = load_model_proto(_mismatch_model([0, 2, 3, 1]), batch=2)
+    assert g.nodes[-1].outputs[0].shape == (2, 12, 128, 128)
+    assert not [s for s in g.notes if s.startswith("shapes stay unknown")]
