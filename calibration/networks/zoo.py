@@ -664,7 +664,8 @@ def _specs() -> list[NetworkSpec]:
         #      kernels: a convolution with computed weights does not export), Mimi (its export fails on inference
         #      tensors saved for backward), PatchTST and PatchTSMixer on the Electricity shape (exported, but their
         #      patching leaves 103 and 240 ops of unknown shape to the predictor), CANINE-S (21 ops of unknown shape in
-        #      its character up-sampling path), Swin2SR at 128x128 (its export ran out of memory on this CPU; 64x64
+        #      its character up-sampling path; these three were invalid graphs, the TorchScript exporter's unfold and
+        #      repeat_interleave rules with a negative dim: export.py corrects both since, and they cost fully), Swin2SR at 128x128 (its export ran out of memory on this CPU; 64x64
         #      kept), BigBird at seq 4096 (its export ran out of memory; seq 1024, still block-sparse, kept)
         S("swin3d_t", "transformer", "torchvision", "blind8", _torchvision_video("swin3d_t"), "image",
           (3, 16, 224, 224), default=False, arch="video_swin",
