@@ -244,27 +244,35 @@ def test_a_view_with_another_consumer_stays_a_copy():
     assert costs["tq"].kernels == 0 and costs["gk"].kernels == 0
 
 
-def test_packed_projection_split_and_returned_keys_are_views_of_sdpa():
-    """GPT-2's ``qkv.split(...)`` of a packed projection [1, 4, 48] into q, k, v, each reshaped to heads and
-    transposed (k once more to k^T), k and v also returned (a prefill's present keys and values), and the output's
-    head transpose read by a Shape besides its reshape: PyTorch passes and returns views, one kernel runs."""
+def packed_split_attention(returned_k: bool = True):
+    """GPT-2's ``qkv.split(...)`` of a packed projection ``qkv`` [1, 4, 48] into q, k, v, each reshaped to 2 heads of 8
+    and transposed (k once more to k^T), the exporter's SDPA, and the output's head transpose (read by a Shape too)
+    and reshape to ``y`` [1, 4, 16]; with ``returned_k`` k is also returned (a prefill's present keys). Returns
+    (nodes, initializers, outputs)."""
     nodes = [helper.make_node("Split", ["qkv", "sizes"], ["q0", "k0", "v0"], axis=-1, name="split"),
              helper.make_node("Reshape", ["q0", "heads"], ["q1"], name="rq"),
              helper.make_node("Reshape", ["k0", "heads"], ["k1"], name="rk"),
              helper.make_node("Reshape", ["v0", "heads"], ["v1"], name="rv"),
              helper.make_node("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3], name="tq"),
-             helper.make_node("Transpose", ["k1"], ["present_k"], perm=[0, 2, 1, 3], name="tk_out"),
              helper.make_node("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1], name="tk"),
              helper.make_node("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3], name="tv")]
+    if returned_k:
+        nodes.append(helper.make_node("Transpose", ["k1"], ["present_k"], perm=[0, 2, 1, 3], name="tk_out"))
     sdpa, _, _, inits = _sdpa_graph()
     tail = [helper.make_node("Shape", ["o"], ["o_shape"], name="shape_o"),
             helper.make_node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3], name="to"),
             helper.make_node("Reshape", ["ot", "flat"], ["y"], name="ro")]
     inits = dict(inits, sizes=np.array([16, 16, 16], np.int64), heads=np.array([1, 4, 2, 8], np.int64),
                  flat=np.array([1, 4, 16], np.int64))
-    outputs = [("y", "float32", None), ("present_k", "float32", None), ("v", "float32", None),
-               ("o_shape", "int64", None)]
-    costs = _cost(nodes + sdpa + tail, [("qkv", "float32", [1, 4, 48])], outputs, inits)
+    outputs = [("y", "float32", None), ("o_shape", "int64", None)] + \
+        ([("present_k", "float32", None), ("v", "float32", None)] if returned_k else [])
+    return nodes + sdpa + tail, inits, outputs
+
+
+def test_packed_projection_split_and_returned_keys_are_views_of_sdpa():
+    """The split, the head transposes, the returned keys and the output transpose are views: one kernel runs."""
+    nodes, inits, outputs = packed_split_attention()
+    costs = _cost(nodes, [("qkv", "float32", [1, 4, 48])], outputs, inits)
     assert sum(c.kernels for c in costs.values()) == 1 and costs["mm2"].work.fused_attention
     for name in ("split", "tq", "tk", "tk_out", "tv", "to"):
         assert costs[name].kernels == 0, name

@@ -52,26 +52,12 @@ def test_gelu_after_a_linear_reads_the_linear_output():
 def test_packed_projection_split_around_fused_attention_passes_gradients():
     """x @ W -> Split into q, k, v (views SDPA reads: no forward kernel) -> heads -> fused attention -> output head
     transpose (read by a Shape too) -> reshape: the gradients reach the packed projection's weight through the Split."""
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["qkv"], name="proj"),
-             helper.make_node("Split", ["qkv", "sizes"], ["q0", "k0", "v0"], axis=-1, name="split"),
-             helper.make_node("Reshape", ["q0", "heads"], ["q1"], name="rq"),
-             helper.make_node("Reshape", ["k0", "heads"], ["k1"], name="rk"),
-             helper.make_node("Reshape", ["v0", "heads"], ["v1"], name="rv"),
-             helper.make_node("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3], name="tq"),
-             helper.make_node("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1], name="tk"),
-             helper.make_node("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3], name="tv"),
-             helper.make_node("Mul", ["q", "s"], ["qs"], name="mq"),
-             helper.make_node("Mul", ["kt", "s"], ["ks"], name="mk"),
-             helper.make_node("MatMul", ["qs", "ks"], ["scores"], name="mm1"),
-             helper.make_node("Softmax", ["scores"], ["p"], axis=-1, name="sm"),
-             helper.make_node("MatMul", ["p", "v"], ["o"], name="mm2"),
-             helper.make_node("Shape", ["o"], ["o_shape"], name="shape_o"),
-             helper.make_node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3], name="to"),
-             helper.make_node("Reshape", ["ot", "flat"], ["y"], name="ro")]
-    inits = {"w": rng_w(16, 48), "sizes": np.array([16, 16, 16], np.int64), "heads": np.array([1, 4, 2, 8], np.int64),
-             "flat": np.array([1, 4, 16], np.int64), "s": np.array(0.5, np.float32)}
-    p = plan(graph_of(nodes, [("x", "float32", [1, 4, 16])], [("y", "float32", None), ("o_shape", "int64", None)],
-                      inits), precision="fp16")
+    from tests.graph.test_runtime import packed_split_attention
+
+    nodes, inits, outputs = packed_split_attention(returned_k=False)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["qkv"], name="proj")] + nodes
+    p = plan(graph_of(nodes, [("x", "float32", [1, 4, 16])], outputs, dict(inits, w=rng_w(16, 48))),
+             precision="fp16")
     split = next(op for op in p.autograd.ops if op.name == "split")
     assert split.key[1] == "View" and split.work.kernels == 0
     attn = next(op for op in p.autograd.ops if op.key[1] == "FusedAttention")
