@@ -271,6 +271,18 @@ class PastValuesForecast(nn.Module):
         return self.model(past_values=x, past_values_padding=torch.zeros_like(x), freq=freq).last_hidden_state
 
 
+class PastValuesLastHidden(nn.Module):
+    """Hugging Face time-series encoder (PatchTST, PatchTSMixer) on a (batch, context, channels) series ->
+    last_hidden_state."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(past_values=x).last_hidden_state
+
+
 class InputsLastHidden(nn.Module):
     """Hugging Face Perceiver (with its own input preprocessor) -> the latents' last_hidden_state."""
 

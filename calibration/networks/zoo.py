@@ -757,6 +757,28 @@ def _specs() -> list[NetworkSpec]:
           default=False, arch="mobilevitv2",
           description="MobileViTv2-1.0: separable self-attention (one context score per patch, a softmax-weighted "
                       "context vector, elementwise gating: linear in tokens) on unfolded 2x2 patches; 256x256"),
+        # the three left out above for their unknown shapes, back in the set before any measurement once the exporter's
+        # unfold and repeat_interleave rules were corrected (calibration/networks/export.py): same choice, same rules
+        S("patchtst_electricity", "transformer", "transformers", "blind8",
+          _hfw("PastValuesLastHidden", "PatchTSTModel", "PatchTSTConfig", context_length=512, num_input_channels=321,
+               patch_length=16, patch_stride=8, prediction_length=96),
+          "sequence", (512, 321), default=False, arch="patchtst",
+          description="PatchTST on the Electricity shape (321 series, context 512): channel-independent patching "
+                      "(16 steps, stride 8: 63 patches), 3 pre-BatchNorm encoder layers d=128, 4 heads, FFN 512; -> "
+                      "patch embeddings"),
+        S("patchtsmixer_electricity", "mlp", "transformers", "blind8",
+          _hfw("PastValuesLastHidden", "PatchTSMixerModel", "PatchTSMixerConfig", context_length=512,
+               num_input_channels=321, patch_length=16, patch_stride=8, prediction_length=96),
+          "sequence", (512, 321), default=False, arch="patchtsmixer",
+          description="PatchTSMixer on the Electricity shape (321 series, context 512): 63 patches of 16 steps, 3 "
+                      "MLP-Mixer layers mixing patches and features per channel (common_channel), gated attention, "
+                      "d=8, no self-attention; -> patch embeddings"),
+        S("canine_s", "transformer", "transformers", "blind8",
+          _hfw("LastHidden", "CanineModel", "CanineConfig", model_kwargs={"add_pooling_layer": False}),
+          "tokens", (SEQ_LEN,), vocab_size=1000, default=False, arch="canine",
+          description="CanineConfig() defaults (CANINE-S): hashed character embeddings, a local-attention character "
+                      "encoder, strided-conv downsampling by 4, a 12-layer BERT-base deep encoder, repeat_interleave "
+                      "upsampling and a final character layer; 128 characters"),
     ]
 
 

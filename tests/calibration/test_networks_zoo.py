@@ -84,10 +84,10 @@ def test_build_token_inputs_with_torch():
     assert int(x.min()) >= 1 and int(x.max()) < zoo.NETWORKS["bert_base"].vocab_size
 
 
-def test_blind8_is_20_new_families_outside_the_default_sweep():
+def test_blind8_is_23_new_families_outside_the_default_sweep():
     blind8 = zoo.parse_names("blind8")
-    assert blind8 == zoo.names("blind8", include_extra=True) and len(blind8) == 20
+    assert blind8 == zoo.names("blind8", include_extra=True) and len(blind8) == 23
     assert not set(blind8) & set(zoo.names())
     fams = {zoo.NETWORKS[n].arch_family for n in blind8}
     others = {s.arch_family for s in zoo.NETWORKS.values() if s.split != "blind8"}
-    assert len(fams) == 20 and not fams & others
+    assert len(fams) == 23 and not fams & others
