@@ -32,7 +32,7 @@ FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS}   # families not named h
 TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
                         "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned", "rnn_steps",
                         "conv_broad", "conv_transpose", "gemm_broad", "conv3d", "conv1d", "conv_large", "rnn_bidir",
-                        "sdpa_broad", "frontends")
+                        "sdpa_broad", "frontends", "sdpa_masked")
 ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error")
@@ -908,6 +908,41 @@ def _sdpa_broad_cases(p: str) -> Iterator[OpCase]:
         yield OpCase("sdpa", "sdpa_broad", p, {"B": b, "H": h, "S": s, "D": d, "causal": causal},
                      *sdpa_cost(b, h, s, d, causal, elt), setup)
 
+def _draw_sdpa_masked(r) -> tuple | None:
+    b = r.choice((1, 8, 32))
+    heads = r.choice((4, 6, 12, 16))
+    s = r.choice((49, 64, 128, 196, 197, 256, 512, 1024, 2048))
+    d = r.choice((32, 64, 64, 128))
+    mask = r.choice(("bias_heads", "bias_heads", "batch", "full"))
+    return (b, heads, s, d, mask) if b * heads * s * s <= 2 ** 30 else None
+
+
+SDPA_MASKED_SHAPES = _seeded(11, 30, _draw_sdpa_masked)
+# an additive float mask's shape per kind: a relative-position bias per head (BEiT, Swin, CoAtNet), a padding mask
+# broadcast over the heads, a full per-(batch, head) mask (Conformer's)
+SDPA_MASK_SHAPE = {"bias_heads": lambda b, h, s: (1, h, s, s), "batch": lambda b, h, s: (b, 1, s, s),
+                   "full": lambda b, h, s: (b, h, s, s)}
+
+
+def _sdpa_masked_cases(p: str) -> Iterator[OpCase]:
+    """F.scaled_dot_product_attention with an explicit additive float mask (no fused flash kernel takes one:
+    PyTorch runs cuDNN's or the memory-efficient kernel with a bias, or the math path): the kernel data the attention
+    class needs beside sdpa_broad's unmasked calls (BEiT's biased attention ran at ~0.55x ViT-B/16's unmasked rate
+    of the same shape in the network kernel tables). Bytes: q, k, v, the output and the mask once."""
+    elt = ELT_BYTES[p]
+    for b, h, s, d, kind in SDPA_MASKED_SHAPES:
+        mshape = SDPA_MASK_SHAPE[kind](b, h, s)
+
+        def setup(b=b, h=h, s=s, d=d, mshape=mshape):
+            import torch.nn.functional as F
+
+            q, k, v = (_rand((b, h, s, d), p) for _ in range(3))
+            m = _rand(mshape, p)
+            return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+        flops, nbytes = sdpa_cost(b, h, s, d, False, elt)
+        yield OpCase("sdpa", "sdpa_masked", p, {"B": b, "H": h, "S": s, "D": d, "mask": kind},
+                     flops, nbytes + elt * math.prod(mshape), setup)
+
 # ----------------------------------------------------------------------------- run 8: the layer shapes where the second
 # blind set (spent on 2026-12-04) was missed most, as kernel data for the next fit: 1-D convolution front ends over
 # long sequences (wav2vec 2.0's feature encoder, its grouped positional convolution, Whisper's two convolutions),
@@ -950,7 +985,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "norm_broad": _norm_broad_cases,
     "conv3d": _conv3d_cases, "conv1d": _conv1d_cases, "conv_large": _conv_large_cases, "pool_broad": _pool_broad_cases,
     "rnn_bidir": _rnn_bidir_cases, "data": _data_cases, "sdpa_broad": _sdpa_broad_cases,
-    "frontends": _frontends_cases,
+    "frontends": _frontends_cases, "sdpa_masked": _sdpa_masked_cases,
 }
 
 

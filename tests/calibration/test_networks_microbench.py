@@ -113,3 +113,13 @@ def test_elementwise_mixed_family_bytes():
     n = MIXED_SIZES[0]
     assert by[("add_mixed", n)].bytes == n * 10 and by[("add_fp32", n)].bytes == n * 12
     assert by[("cast", n)].bytes == by[("cast_transposed", n)].bytes == n * 6
+
+
+def test_masked_sdpa_cases_carry_the_mask():
+    """sdpa_masked: 30 seeded calls with an explicit additive mask per precision; the mask's bytes are counted once."""
+    cases = mb.enumerate_cases(("sdpa_masked",), ("fp16",))
+    assert len(cases) == 30 and {c.params["mask"] for c in cases} == {"bias_heads", "batch", "full"}
+    c = cases[0]
+    b, h, s, d = (c.params[k] for k in ("B", "H", "S", "D"))
+    flops, qkvo = mb.sdpa_cost(b, h, s, d, False, 2)
+    assert c.flops == flops and c.bytes == qkvo + 2 * mb.math.prod(mb.SDPA_MASK_SHAPE[c.params["mask"]](b, h, s))
