@@ -20,7 +20,7 @@ from dataclasses import replace
 from .graph.context import CAUSAL_MASK
 from .graph.links import links
 from .graph.loader import Graph
-from .graph.runtime import causal_mask_reads
+from .graph.runtime import CAUSAL_MAKERS, causal_mask_reads
 from .types import Node, with_attrs
 
 _SHAPE_OPS = frozenset({"Shape", "Size"})  # read an activation's metadata only
@@ -53,7 +53,8 @@ def _host_made(ancestors: list[Node], order: dict[int, int], graph_inputs: froze
 def mark_causal_masks(graph: Graph) -> Graph:
     """``graph`` with the nodes that only build fused causal attention's masks marked CAUSAL_MASK (the graph itself
     where there is none). Work is proportional to the masks' producers, plus one pass over the graph."""
-    if not any(n.op_type == "Softmax" for n in graph.nodes):
+    ops = {n.op_type for n in graph.nodes}
+    if "Softmax" not in ops or ops.isdisjoint(CAUSAL_MAKERS):  # no causal mask without a Trilu or a comparison
         return graph
     reads = causal_mask_reads(graph.nodes, graph.input_names)
     if not reads:

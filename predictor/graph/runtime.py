@@ -142,6 +142,7 @@ def _scalar_const(ix: _Index, node: Node) -> int | None:
 
 
 _COMPARE = frozenset({"LessOrEqual", "GreaterOrEqual", "Less", "Greater"})
+CAUSAL_MAKERS = frozenset({"Trilu"}) | _COMPARE  # the op types causal_mask looks for
 
 
 def _from_range(ix: _Index, name: str, depth: int = 4) -> bool:
