@@ -18,32 +18,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .graph.context import CAUSAL_MASK
-from .graph.links import links
+from .graph.links import SHAPE_READERS, ancestors, links
 from .graph.loader import Graph
 from .graph.runtime import CAUSAL_MAKERS, causal_mask_reads
 from .types import Node, with_attrs
 
-_SHAPE_OPS = frozenset({"Shape", "Size"})  # read an activation's metadata only
-
-
-def _ancestors(producer: dict, names: list[str]) -> list[Node]:
-    """The nodes ``names`` are computed from (a walk back through the producers, stopping at shape reads)."""
-    seen: dict[int, Node] = {}
-    todo = list(names)
-    while todo:
-        n = producer.get(todo.pop())
-        if n is not None and id(n) not in seen:
-            seen[id(n)] = n
-            if n.op_type not in _SHAPE_OPS:
-                todo.extend(t.name for t in n.inputs if t is not None)
-    return list(seen.values())
-
-
-def _host_made(ancestors: list[Node], order: dict[int, int], graph_inputs: frozenset) -> set[str]:
-    """Tensors whose values follow from initializers, Constant nodes and shapes alone."""
+def _host_made(ancestors: list[Node], graph_inputs: frozenset) -> set[str]:
+    """Tensors whose values follow from initializers, Constant nodes and shapes alone (``ancestors`` in graph order)."""
     known: set[str] = set()
-    for n in sorted(ancestors, key=lambda x: order[id(x)]):
-        if n.op_type in _SHAPE_OPS or all(
+    for n in ancestors:
+        if n.op_type in SHAPE_READERS or all(
                 (t.is_initializer and t.name not in graph_inputs) or t.name in known
                 for t in n.inputs if t is not None):
             known.update(t.name for t in n.outputs if t is not None)
@@ -60,19 +44,18 @@ def mark_causal_masks(graph: Graph) -> Graph:
     if not reads:
         return graph
     producer, consumers = links(graph.nodes)
-    order = {id(n): k for k, n in enumerate(graph.nodes)}
-    ancestors = _ancestors(producer, [name for _, name in reads])
-    host = _host_made(ancestors, order, graph.input_names)
+    anc = ancestors(graph.nodes, producer, [name for _, name in reads])
+    host = _host_made(anc, graph.input_names)
     mask_of = {(id(node), name) for node, name in reads}
     returned = {t.name for t in graph.outputs}
     mask: set[int] = set()
 
     def feeds_mask(name: str, c: Node) -> bool:  # c is a mask builder, reads metadata, or applies the causal mask
-        return id(c) in mask or c.op_type in _SHAPE_OPS or (id(c), name) in mask_of
+        return id(c) in mask or c.op_type in SHAPE_READERS or (id(c), name) in mask_of
 
     # producers come before their consumers: walking back settles each node after all its consumers
-    for n in sorted(ancestors, key=lambda x: -order[id(x)]):
-        if n.op_type in _SHAPE_OPS:
+    for n in reversed(anc):
+        if n.op_type in SHAPE_READERS:
             continue
         outs = [t.name for t in n.outputs if t is not None and t.name]
         if outs and all(o in host and o not in returned for o in outs):

@@ -18,32 +18,19 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .graph.context import INDEX_GRID, SLICE_ASSIGN
+from .graph.links import SHAPE_READERS, links
+from .graph.links import ancestors as links_ancestors
 from .graph.loader import Graph
 from .types import Node, with_attrs
 
 _INT = frozenset({"int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool"})
-_SHAPE_OPS = frozenset({"Shape", "Size"})  # read an activation's metadata only
-
-
-def _index_ancestors(nodes, scatters) -> list:
-    """The nodes the scatters' indices are computed from, in graph order (a walk back through the producers)."""
-    producer = {t.name: n for n in nodes for t in n.outputs if t is not None}
-    seen: set[int] = set()
-    todo = [s.inputs[1].name for s in scatters]
-    while todo:
-        n = producer.get(todo.pop())
-        if n is not None and id(n) not in seen:
-            seen.add(id(n))
-            if n.op_type not in _SHAPE_OPS:  # Shape reads metadata: the walk stops there
-                todo.extend(t.name for t in n.inputs if t is not None)
-    return [n for n in nodes if id(n) in seen]
 
 
 def _host_int(ancestors) -> set[str]:
     """Tensors whose values follow from constants and shapes alone (integer or bool tensors: no activation data)."""
     known: set[str] = set()
     for n in ancestors:
-        if n.op_type in _SHAPE_OPS:
+        if n.op_type in SHAPE_READERS:
             known.update(t.name for t in n.outputs)
             continue
         ins = [t for t in n.inputs if t is not None]
@@ -59,7 +46,7 @@ def mark_slice_assignments(graph: Graph) -> Graph:
     scatters = [n for n in graph.nodes if n.op_type == "ScatterND" and len(n.inputs) > 2 and n.inputs[1] is not None]
     if not scatters:
         return graph
-    ancestors = _index_ancestors(graph.nodes, scatters)
+    ancestors = links_ancestors(graph.nodes, links(graph.nodes)[0], [s.inputs[1].name for s in scatters])
     host = _host_int(ancestors)
     assign = {id(n) for n in scatters if n.inputs[1].name in host or n.inputs[1].is_initializer}
     if not assign:

@@ -17,3 +17,20 @@ def links(nodes: Sequence[Node]) -> tuple[dict[str, Node], dict[str, list[Node]]
         for t in n.outputs:
             producer[t.name] = n
     return producer, consumers
+
+
+SHAPE_READERS = frozenset({"Shape", "Size"})  # read a tensor's metadata only, never its values
+
+
+def ancestors(nodes: Sequence[Node], producer: dict[str, Node], names: Sequence[str]) -> list[Node]:
+    """The nodes of ``nodes`` that tensors ``names`` are computed from, in graph order: a walk back through the
+    producers that stops at shape reads (a Shape of an activation does not make it an ancestor)."""
+    seen: set[int] = set()
+    todo = list(names)
+    while todo:
+        n = producer.get(todo.pop())
+        if n is not None and id(n) not in seen:
+            seen.add(id(n))
+            if n.op_type not in SHAPE_READERS:
+                todo.extend(t.name for t in n.inputs if t is not None)
+    return [n for n in nodes if id(n) in seen]
