@@ -9,7 +9,8 @@ from .registry import OP_CLASSES, op_traits
 CLASSES = OP_CLASSES
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
 KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "depthwise_nhwc", "grouped", "grouped_large", "layernorm", "gemm_unaligned", "rnn_gemv",
-                            "depthwise_grad", "norm_train", "norm_amp", "elementwise_mixed", "optimizer")
+                            "depthwise_grad", "norm_train", "norm_amp", "elementwise_mixed", "optimizer",
+                            "elementwise_broadcast")
 # op type of a training step's depthwise-convolution backward kernels (PyTorch's own dgrad and wgrad kernels), class
 # ``depthwise_grad`` (fitted on training steps: calibration/fit/train_fit.py)
 DEPTHWISE_GRAD_OP = "DepthwiseConvGrad"
@@ -128,13 +129,45 @@ def kernel_class(node, op: str | None = None) -> str:
     (``layernorm``: a thread block per row, whose fixed cost per row the class's ``row_s`` holds, unlike batch
     norm's channel-parallel kernels), and products with K or N not a multiple of 8
     (``gemm_unaligned``: cuBLAS's align1 kernels, fitted on microbenchmarks), and elementwise ops on inputs of two
-    float dtypes (``elementwise_mixed``, :func:`mixed_dtypes`). ``op``: a fused node's base op, or
+    float dtypes (``elementwise_mixed``, :func:`mixed_dtypes`) and those broadcasting a tensor over their output
+    (``elementwise_broadcast``, :func:`broadcasts`). ``op``: a fused node's base op, or
     ``Attention`` for the runtime's fused attention kernel (graph/fused.runtime_op). A multi-tensor optimizer kernel
     of a training step (MULTI_TENSOR_ATTR) is class ``optimizer``."""
     if node.attrs.get(MULTI_TENSOR_ATTR):
         return "optimizer"
     cls = _KEY_CLASS.get(hidden_key(node, op)) or op_class(op or node.op_type)
-    return "elementwise_mixed" if cls == "elementwise" and mixed_dtypes(node) else cls
+    if cls != "elementwise":
+        return cls
+    if mixed_dtypes(node):
+        return "elementwise_mixed"
+    return "elementwise_broadcast" if broadcasts(node) else cls
+
+
+def broadcasts(node) -> bool:
+    """Whether an elementwise node reads a tensor of more than one element whose shape is not its output's (leading
+    1s aside): PyTorch's TensorIterator then has a stride-0 operand and runs its generic ``elementwise_kernel`` with
+    an offset per element, not the vectorised one (the H200 kernel tables, adds and multiplies of 4M+ elements:
+    1.4 TB/s at fp16 and 2.5 at fp32 broadcast, 4.2-4.3 vectorised). Ignores: strided same-shape inputs (views the
+    graph does not show), which take the same generic kernel."""
+    outs = node.outputs
+    if len(node.inputs) < 2 or not outs or outs[0].shape is None:
+        return False
+    out = _squeezed(outs[0].shape)
+    for t in node.inputs:
+        if t is None or t.shape is None:
+            continue
+        shape = t.shape
+        if (t.numel is None or t.numel > 1) and _squeezed(shape) != out:
+            return True
+    return False
+
+
+def _squeezed(shape) -> tuple:
+    """``shape`` without its leading 1s."""
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return tuple(shape[k:])
 
 
 def mixed_dtypes(node) -> bool:

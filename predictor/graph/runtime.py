@@ -405,13 +405,55 @@ def _sdpa(ix: _Index, sm: Node):
 
 
 SPLIT_VIEW = "q/k/v split of a packed projection: views SDPA reads"
+WINDOW_VIEW = "a slice (or its view) a cat reads in place: an unfold window or a rolled piece"
 
 
-def _split_view(w: OpWork) -> OpWork:
-    """A Split around fused attention: no kernel, but not absorbed (a training step's autograd passes the gradients
-    of q, k and v through it to the packed projection, as torch.split's views do)."""
+def _split_view(w: OpWork, note: str = SPLIT_VIEW) -> OpWork:
+    """A Split around fused attention (or a slice a cat reads): no kernel, but not absorbed (a training step's
+    autograd passes the gradients through it, as torch.split's views do)."""
     return replace(w, flops=_NONE, bytes_read=0.0, bytes_written=0.0, kernels=0, input_bytes=_NONE,
-                   notes=w.notes + (SPLIT_VIEW,))
+                   notes=w.notes + (note,))
+
+
+_WINDOW_VIEWS = frozenset({"Transpose", "Reshape", "Squeeze", "Unsqueeze"})
+
+
+@pattern("unfold_windows", ("Concat",))
+def _unfold_windows(ix: _Index, cat: Node):
+    """A Concat of two or more slices of one tensor, each reaching it through layout views only, each used only
+    there: the export of ``Tensor.unfold`` (a Slice, a Transpose and an Unsqueeze per window, then Concat) or a cat
+    of a tensor's own pieces. PyTorch's slices and unfold are strided views: the slices and their views launch nothing
+    and the Concat's copy is the one kernel (PatchTSMixer's patching on the H200: one 2.8 us kernel, where its 63
+    windows had been costed as 128). The slices and their views stay views, not absorbed: a training step passes the
+    cat's gradient back through them. Ignores: a window view PyTorch would copy first (a consumer needing contiguous
+    memory)."""
+    ins = cat.inputs
+    if len(ins) < 2:
+        return None
+    src = None
+    chain: list[Node] = []
+    for t in ins:
+        if t is None:
+            return None
+        n = ix.producer.get(t.name)
+        nxt = cat
+        while n is not None and n.op_type in _WINDOW_VIEWS and n.inputs and n.inputs[0] is not None:
+            if _only_data_consumer(ix, n) is not nxt:
+                return None
+            chain.append(n)
+            nxt, n = n, ix.producer.get(n.inputs[0].name)
+        if n is None or n.op_type != "Slice" or not n.inputs or n.inputs[0] is None \
+                or _only_data_consumer(ix, n) is not nxt:
+            return None
+        if src is None:
+            src = n.inputs[0].name
+        elif n.inputs[0].name != src:
+            return None
+        chain.append(n)
+    names = [n.name for n in chain]
+    if len(set(names)) != len(names) or not ix.free(cat.name, *names):
+        return None
+    return [(n.name, _split_view(ix.work[n.name], WINDOW_VIEW)) for n in chain] + [(cat.name, ix.work[cat.name])]
 
 
 @pattern("linear_bias", ("MatMul", "Gemm"))

@@ -84,10 +84,12 @@ def test_build_token_inputs_with_torch():
     assert int(x.min()) >= 1 and int(x.max()) < zoo.NETWORKS["bert_base"].vocab_size
 
 
-def test_blind8_is_23_new_families_outside_the_default_sweep():
-    blind8 = zoo.parse_names("blind8")
-    assert blind8 == zoo.names("blind8", include_extra=True) and len(blind8) == 23
-    assert not set(blind8) & set(zoo.names())
-    fams = {zoo.NETWORKS[n].arch_family for n in blind8}
-    others = {s.arch_family for s in zoo.NETWORKS.values() if s.split != "blind8"}
-    assert len(fams) == 23 and not fams & others
+def test_excluded_networks_are_never_fitted():
+    """A network whose export is not the program that was measured (ViTPose-B: the trace keeps 4 of the 12 layers that
+    run) stays out of the fit and out of every reported split but its own."""
+    from calibration.fit.dataset import Case
+    from calibration.fit.fit import training_cases
+
+    assert zoo.parse_names("excluded") == ["vitpose_base"]
+    cases = [Case(n, "fp16", 32, "", "", 1e-3, "", (), 0.0, 0, None, "") for n in ("vitpose_base", "resnet50")]
+    assert [c.network for c in training_cases(cases)] == ["resnet50"]

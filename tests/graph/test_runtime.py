@@ -292,3 +292,48 @@ def test_shapes_the_fused_kernels_refuse_run_the_math_path(kt_shape, v_shape):
     # PyTorch's flash and memory-efficient kernels take 4-D q, k, v of equal batch and heads only
     assert costs["mm1"].kernels == 1 and costs["sm"].kernels == 1 and costs["mm2"].kernels == 1
     assert not costs["mm2"].work.fused_attention
+
+
+def _windows_graph(second_reader: bool = False):
+    # x (1, 8, 6): three windows of 4 steps (step 2) along axis 1, each Slice -> Transpose -> Unsqueeze, then Concat on
+    # a new axis 1 -> (1, 3, 6, 4): Tensor.unfold(1, 4, 2).transpose(-1, -2) as the TorchScript exporter writes it
+    nodes, cat_in = [], []
+    for i in range(3):
+        nodes += [helper.make_node("Slice", ["x", f"st{i}", f"en{i}", "ax"], [f"s{i}"], name=f"slice{i}"),
+                  helper.make_node("Transpose", [f"s{i}"], [f"t{i}"], perm=[0, 2, 1], name=f"tr{i}"),
+                  helper.make_node("Unsqueeze", [f"t{i}", "one"], [f"u{i}"], name=f"unsq{i}")]
+        cat_in.append(f"u{i}")
+    nodes.append(helper.make_node("Concat", cat_in, ["y"], axis=1, name="cat"))
+    outputs = [("y", "float32", None)]
+    if second_reader:  # another kernel reads the first window: it is a real copy then
+        nodes.append(helper.make_node("Relu", ["s0"], ["r"], name="relu"))
+        outputs.append(("r", "float32", None))
+    inits = {"ax": np.array([1], np.int64), "one": np.array([1], np.int64)}
+    for i in range(3):
+        inits[f"st{i}"] = np.array([2 * i], np.int64)
+        inits[f"en{i}"] = np.array([2 * i + 4], np.int64)
+    return nodes, [("x", "float32", [1, 8, 6])], outputs, inits
+
+
+def test_unfold_windows_are_views_of_one_cat_kernel():
+    costs = _cost(*_windows_graph())
+    assert [costs[f"slice{i}"].kernels for i in range(3)] == [0, 0, 0]
+    assert [costs[f"tr{i}"].kernels for i in range(3)] == [0, 0, 0]
+    cat = costs["cat"]
+    # the one copy: 3 windows x 4 x 6 elements at fp16 read and written = 144 bytes each way
+    assert cat.kernels == 1 and cat.work.bytes_written == 144
+    assert all("unfold window" in " ".join(costs[f"slice{i}"].work.notes) for i in range(3))
+
+
+def test_a_window_read_elsewhere_keeps_the_slices_as_copies():
+    costs = _cost(*_windows_graph(second_reader=True))
+    assert costs["slice0"].kernels == 1 and costs["slice1"].kernels == 1
+
+
+def test_a_cat_of_slices_of_two_tensors_is_not_a_roll():
+    nodes = [helper.make_node("Slice", ["x", "a", "b", "ax"], ["p"], name="sa"),
+             helper.make_node("Slice", ["z", "a", "b", "ax"], ["q"], name="sb"),
+             helper.make_node("Concat", ["p", "q"], ["y"], axis=1, name="cat")]
+    inits = {"a": np.array([0], np.int64), "b": np.array([2], np.int64), "ax": np.array([1], np.int64)}
+    costs = _cost(nodes, [("x", "float32", [1, 4]), ("z", "float32", [1, 4])], [("y", "float32", None)], inits)
+    assert costs["sa"].kernels == 1 and costs["sb"].kernels == 1

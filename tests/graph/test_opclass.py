@@ -1,0 +1,34 @@
+"""Calibration classes of nodes (predictor/graph/opclass.py): broadcasting elementwise kernels."""
+import numpy as np
+import pytest
+from onnx import helper
+
+from predictor.graph.opclass import broadcasts, kernel_class
+from tests.helpers import load_nodes, make_model
+
+
+def _add(a_shape, b_shape, b_init=False):
+    nodes = [helper.make_node("Add", ["a", "b"], ["y"], name="add")]
+    inputs = [("a", "float32", list(a_shape))] + ([] if b_init else [("b", "float32", list(b_shape))])
+    inits = {"b": np.ones(b_shape, np.float32)} if b_init else None
+    g = load_nodes(make_model(nodes, inputs, [("y", "float32", None)], inits))
+    return g.nodes[0]
+
+
+@pytest.mark.parametrize("a, b, b_init, cls", [
+    ((4, 8, 16), (4, 8, 16), False, "elementwise"),          # same shapes: PyTorch's vectorised kernel
+    ((4, 8, 16), (1, 8, 16), False, "elementwise_broadcast"),  # a batch-broadcast mask
+    ((8, 16), (1, 8, 16), False, "elementwise"),             # leading 1s only: still contiguous
+    ((4, 8, 16), (16,), True, "elementwise_broadcast"),      # a bias or LayerScale vector over the last axis
+    ((4, 8, 16), (1,), True, "elementwise"),                 # a one-element scalar
+])
+def test_broadcasting_elementwise_is_its_own_class(a, b, b_init, cls):
+    node = _add(a, b, b_init)
+    assert kernel_class(node) == cls
+    assert broadcasts(node) == (cls == "elementwise_broadcast")
+
+
+def test_a_unary_node_never_broadcasts():
+    g = load_nodes(make_model([helper.make_node("Relu", ["a"], ["y"], name="relu")], [("a", "float32", [4, 8])],
+                              [("y", "float32", None)]))
+    assert not broadcasts(g.nodes[0]) and kernel_class(g.nodes[0]) == "elementwise"
