@@ -93,3 +93,12 @@ def test_excluded_networks_are_never_fitted():
     assert zoo.parse_names("excluded") == ["vitpose_base"]
     cases = [Case(n, "fp16", 32, "", "", 1e-3, "", (), 0.0, 0, None, "") for n in ("vitpose_base", "resnet50")]
     assert [c.network for c in training_cases(cases)] == ["resnet50"]
+
+
+def test_blind9_is_9_new_families_outside_the_default_sweep():
+    blind9 = zoo.parse_names("blind9")
+    assert blind9 == zoo.names("blind9", include_extra=True) and len(blind9) == 9
+    assert not set(blind9) & set(zoo.names())
+    fams = {zoo.NETWORKS[n].arch_family for n in blind9}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.split != "blind9"}
+    assert len(fams) == 9 and not fams & others
