@@ -154,10 +154,7 @@ def broadcasts(node) -> bool:
         return False
     out = _squeezed(outs[0].shape)
     for t in node.inputs:
-        if t is None or t.shape is None:
-            continue
-        shape = t.shape
-        if (t.numel is None or t.numel > 1) and _squeezed(shape) != out:
+        if t is not None and t.shape is not None and (t.numel is None or t.numel > 1) and _squeezed(t.shape) != out:
             return True
     return False
 

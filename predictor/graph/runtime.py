@@ -400,7 +400,7 @@ def _sdpa(ix: _Index, sm: Node):
                     gemm=None, gemm_operand_bytes=0.0, notes=("fused scaled-dot-product attention",),
                     fused_attention=True, attention_tiles=ws[-1].gemm,
                     attention_causal=mask_src is not None and causal_mask(ix, mask_src.name))
-    return [(n.name, _split_view(w) if n.op_type == "Split" else _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] \
+    return [(n.name, _kept_view(w, SPLIT_VIEW) if n.op_type == "Split" else _absorbed(w)) for n, w in zip(group[:-1], ws[:-1])] \
         + [(second.name, fused)]
 
 
@@ -408,9 +408,10 @@ SPLIT_VIEW = "q/k/v split of a packed projection: views SDPA reads"
 WINDOW_VIEW = "a slice (or its view) a cat reads in place: an unfold window or a rolled piece"
 
 
-def _split_view(w: OpWork, note: str = SPLIT_VIEW) -> OpWork:
-    """A Split around fused attention (or a slice a cat reads): no kernel, but not absorbed (a training step's
-    autograd passes the gradients through it, as torch.split's views do)."""
+def _kept_view(w: OpWork, note: str) -> OpWork:
+    """A view the runtime launches nothing for but keeps in the graph (a Split around fused attention, a slice a cat
+    reads): no kernel, but not absorbed, so a training step's autograd passes the gradients through it, as
+    torch.split's views do. ``note`` says which."""
     return replace(w, flops=_NONE, bytes_read=0.0, bytes_written=0.0, kernels=0, input_bytes=_NONE,
                    notes=w.notes + (note,))
 
@@ -453,7 +454,7 @@ def _unfold_windows(ix: _Index, cat: Node):
     names = [n.name for n in chain]
     if len(set(names)) != len(names) or not ix.free(cat.name, *names):
         return None
-    return [(n.name, _split_view(ix.work[n.name], WINDOW_VIEW)) for n in chain] + [(cat.name, ix.work[cat.name])]
+    return [(n.name, _kept_view(ix.work[n.name], WINDOW_VIEW)) for n in chain] + [(cat.name, ix.work[cat.name])]
 
 
 @pattern("linear_bias", ("MatMul", "Gemm"))

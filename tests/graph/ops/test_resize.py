@@ -40,24 +40,24 @@ def test_resize_one_axis_linear():
     assert work.flops == {VEC: 4 * 32}
 
 
+def _resize_2x3x8x8(mode, side):
+    """The work of a Resize of a 2x3x8x8 input to 2x3 x side x side."""
+    return one_node("Resize", [("x", "float32", (2, 3, 8, 8)), ("", "float32", None), ("", "float32", None),
+                               ("sizes", "int64", (4,))],
+                    [("y", "float32", None)], attrs=dict(mode=mode),
+                    initializers={"sizes": np.array([2, 3, side, side], dtype=np.int64)}, opset=13).work
+
+
 @pytest.mark.parametrize("mode, loop", [("nearest", None), ("linear", (6, 256)), ("cubic", (96, 256))])
 def test_interpolation_threads_loop_over_planes(mode, loop):
     # 2x3x8x8 -> 2x3x16x16: PyTorch's linear/cubic kernels give each of the 256 output pixels a thread looping over the
     # 2 x 3 planes, a cubic plane counted as CUBIC_ITERATION = 16 linear ones; nearest gives every output element its
     # own thread
-    work = one_node("Resize", [("x", "float32", (2, 3, 8, 8)), ("", "float32", None), ("", "float32", None),
-                               ("sizes", "int64", (4,))],
-                    [("y", "float32", None)], attrs=dict(mode=mode),
-                    initializers={"sizes": np.array([2, 3, 16, 16], dtype=np.int64)}, opset=13).work
-    assert work.thread_loop == loop
+    assert _resize_2x3x8x8(mode, 16).thread_loop == loop
 
 
 @pytest.mark.parametrize("mode, loop", [("nearest", None), ("cubic", (6 * 16, 64))])
 def test_same_size_interpolation_still_loops(mode, loop):
     # 2x3x8x8 -> 2x3x8x8 (a position-embedding table resized to its own grid): no FLOPs, but PyTorch still runs the
     # bicubic kernel's plane loop
-    work = one_node("Resize", [("x", "float32", (2, 3, 8, 8)), ("", "float32", None), ("", "float32", None),
-                               ("sizes", "int64", (4,))],
-                    [("y", "float32", None)], attrs=dict(mode=mode),
-                    initializers={"sizes": np.array([2, 3, 8, 8], dtype=np.int64)}, opset=13).work
-    assert work.thread_loop == loop
+    assert _resize_2x3x8x8(mode, 8).thread_loop == loop
