@@ -5,13 +5,14 @@ Units are in the names: ``flops`` (an FMA is 2 FLOPs), ``bytes``, ``time_s``, ``
 """
 from __future__ import annotations
 
-from dataclasses import field, replace
+from dataclasses import field
 from functools import cached_property
 from enum import Enum
 from math import prod
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from .fastinit import fast_replace
 from .frozen import frozen_dataclass
 
 # the default-domain opset the cost formulas read a model as when it declares none (attribute defaults, semantics)
@@ -287,4 +288,4 @@ class PredictorError(Exception):
 
 def with_attrs(node: Node, extra: Mapping) -> Node:
     """``node`` with the attributes ``extra`` added."""
-    return replace(node, attrs=frozen_map({**node.attrs, **extra}))
+    return fast_replace(node, attrs=frozen_map({**node.attrs, **extra}))

@@ -13,6 +13,11 @@ from ..types import DEFAULT_OPSET, Node, OpWork, TensorInfo, WorkKind, frozen_ma
 # assignment), and a node that only builds such a ScatterND's index grid (no kernel)
 SLICE_ASSIGN = "slice_assign"
 INDEX_GRID = "index_grid"
+# and a Gather whose indices are such a grid: the exporter's form of an as_strided view (Longformer's overlapping
+# chunks), one copy of the gathered elements in PyTorch, no index tensor read
+STRIDED_GATHER = "strided_gather"
+# and a Slice/Expand/Reshape that only passes a view to such an assignment's updates (the copy_ reads it strided)
+SOURCE_VIEW = "source_view"
 # Node.attrs mark set by predictor/layout_views.py: a permute PyTorch runs as a view of channels-last memory (no kernel)
 LAYOUT_VIEW = "layout_view"
 # Node.attrs mark set by predictor/causal_mask.py: builds a causal mask that fused attention applies itself (no kernel)

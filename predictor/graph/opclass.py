@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..precision import FLOAT_DTYPES
-from .fused import LAYOUT, NHWC
+from .fused import FUSED_ELEMENTWISE, FUSED_NORM, FUSED_SOFTMAX, LAYOUT, NHWC
 from .registry import OP_CLASSES, op_traits
 
 # op classes: each op type declares its own where its formula is registered (graph/registry.OpTraits.cls)
@@ -140,7 +140,15 @@ def kernel_class(node, op: str | None = None) -> str:
         return cls
     if mixed_dtypes(node):
         return "elementwise_mixed"
-    return "elementwise_broadcast" if broadcasts(node) else cls
+    return "elementwise_broadcast" if node.op_type not in OWN_INDEXING and broadcasts(node) else cls
+
+
+# class-elementwise ops whose kernels index their inputs themselves, not through TensorIterator's stride-0 operand
+# (interpolating gathers, scatters, scans, detection post-processing, losses, a compiler's fused kernels): inputs of
+# other shapes are their design and not a broadcast
+OWN_INDEXING = frozenset({"GridSample", "RoiAlign", "NonMaxSuppression", "DeformConv", "Scatter", "CumProd",
+                          "TensorScatter", "LRN", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
+                          FUSED_ELEMENTWISE, FUSED_NORM, FUSED_SOFTMAX})
 
 
 def broadcasts(node) -> bool:

@@ -404,6 +404,32 @@ def _sdpa(ix: _Index, sm: Node):
         + [(second.name, fused)]
 
 
+SAFE_SOFTMAX = "math-path SDPA's _safe_softmax: softmax, isneginf, all over the row, where (4 kernels)"
+SAFE_SOFTMAX_FLOPS = 3  # per element: the -inf test, the row's all, the select
+
+
+@pattern("safe_softmax", ("Softmax",))
+def _safe_softmax(ix: _Index, sm: Node):
+    """The softmax of an SDPA call PyTorch runs on its math path (``_fusable_shapes``): ``at::_safe_softmax`` (PyTorch
+    >= 2.5), which zeroes fully masked rows: after the softmax an isneginf pass over the scores (writes a bool per
+    element), an all() over each row and a where() rewriting the probabilities, 3 more kernels (SAM's 4,096-token
+    global attention at batch 32: 30 ms of them beside the softmax's 20 ms, the kernel table of
+    timing/blind9/samvit_base). Ignores that the where's row flags broadcast (it runs PyTorch's generic kernel)."""
+    w = ix.work.get(sm.name)
+    out = sm.outputs[0]
+    if w is None or w.kernels != 1 or out.shape is None or _sdpa_match(ix, sm, math_path=True) is None:
+        return None
+    numel = prod(out.shape)
+    rows = numel // out.shape[-1] if out.shape[-1] else 0
+    scores_b, probs_b = w.bytes_read, w.bytes_written
+    read = scores_b + numel + (probs_b + rows)  # isneginf reads the scores, all() its flags, where the probabilities
+    written = numel + rows + probs_b
+    flops = _merge_flops(w, OpWork(flops={WorkKind.VECTOR: SAFE_SOFTMAX_FLOPS * numel}, bytes_read=0.0,
+                                   bytes_written=0.0, kernels=0))
+    return [(sm.name, replace(w, flops=frozen_map(flops), bytes_read=w.bytes_read + read,
+                              bytes_written=w.bytes_written + written, kernels=4, notes=w.notes + (SAFE_SOFTMAX,)))]
+
+
 SPLIT_VIEW = "q/k/v split of a packed projection: views SDPA reads"
 WINDOW_VIEW = "a slice (or its view) a cat reads in place: an unfold window or a rolled piece"
 

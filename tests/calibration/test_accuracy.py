@@ -53,12 +53,14 @@ def test_autocast_held_out():
 
 
 def test_autocast_training():
-    """The spent blind sets' autocast forwards (whatif/amp_blind, amp_blind2, amp_blind5, amp_blind8), training data
-    since they were spent."""
+    """The spent blind sets' autocast forwards (whatif/amp_blind, amp_blind2, amp_blind5, amp_blind8, amp_blind9),
+    training data since they were spent."""
     rows = [r for r in evaluate_amp() if r["split"] == "train"]
-    assert len(rows) >= 170 and all(not r["unsupported"] for r in rows)
+    assert len(rows) >= 190 and all(not r["unsupported"] for r in rows)
     s = amp_tables(rows)["all"]
-    assert s["median"] <= 0.105 and s["mape"] <= 0.14  # 9.9% and 13.4% since the fourth 2026-12-05 refit, with the
+    assert s["median"] <= 0.11 and s["mape"] <= 0.145  # 10.4% and 14.0% since the fifth 2026-12-05 refit, with the
+    # ninth blind set's 18 forwards in (23.7% on their own: the decoders' batch-1 autocast, SAM, Longformer; 9.9% and
+    # 13.4% on the 173 before, with the fourth refit, with the
     # eighth blind set's 25 forwards in (8.4% and 14.4% on the 149 before; EfficientFormerV2-S0's upsampling, priced
     # by the 16-bit resize class that DPT's data moved: -36% -> +68% at batch 32)
 

@@ -62,9 +62,11 @@ def test_networks_whose_capture_differs_are_scored_on_the_eager_program():
     # fourth; the sixth set's Conformer, EnCodec, Gemma, GPT-J, MPNet, Nystromformer, Persimmon, Qwen2, RoFormer,
     # Speech2Text and StableLM on 2026-12-05; the seventh set's AST, DeepSeek-MLA, DETR, DLRM, ESM-2, LFM2,
     # ModernBERT, Perceiver IO, Qwen3, RAFT, RecurrentGemma, RT-DETR, TimesFM and WavLM in its second session; the
-    # eighth set's BigBird, CANINE-S, MaskFormer, OLMo, Phi-3, StarCoder2, Swin2SR and ViTMatte in its fourth);
+    # eighth set's BigBird, CANINE-S, MaskFormer, OLMo, Phi-3, StarCoder2, Swin2SR and ViTMatte in its fourth; the
+    # ninth set's Gemma-2, Longformer, Mask2Former, Nemotron and SAM ViT-B in its fifth);
     # AlexNet captures one kernel fewer than it runs eagerly in every case
     assert trained == {"albert_base", "alexnet", "ast_base", "bart_base", "bert_base", "bigbird_roberta_base",
+                       "gemma2_4l", "longformer_base", "mask2former_swin_t", "nemotron_4l", "samvit_base",
                        "bloom_16l", "canine_s", "conformer_base", "maskformer_swin_t", "olmo_1b_4l", "phi3_mini_3l",
                        "starcoder2_3b_3l", "swin2sr_x2", "vitmatte_small",
                        "convbert_base", "deberta_v3_small", "deepseek_mla_3l", "detr_r50", "distilbert", "dlrm",

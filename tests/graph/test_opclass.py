@@ -32,3 +32,12 @@ def test_a_unary_node_never_broadcasts():
     g = load_nodes(make_model([helper.make_node("Relu", ["a"], ["y"], name="relu")], [("a", "float32", [4, 8])],
                               [("y", "float32", None)]))
     assert not broadcasts(g.nodes[0]) and kernel_class(g.nodes[0]) == "elementwise"
+
+
+def test_grid_sample_indexes_its_inputs_itself():
+    # x [2, 3, 8, 8] sampled at a [2, 5, 5, 2] grid: inputs of other shapes by design, one grid_sampler kernel, not
+    # TensorIterator's broadcast loop (Mask2Former's deformable attention in the H200 kernel tables)
+    nodes = [helper.make_node("GridSample", ["x", "grid"], ["y"], name="gs")]
+    g = load_nodes(make_model(nodes, [("x", "float32", [2, 3, 8, 8]), ("grid", "float32", [2, 5, 5, 2])],
+                              [("y", "float32", None)], opset=16))
+    assert broadcasts(g.nodes[0]) and kernel_class(g.nodes[0]) == "elementwise"

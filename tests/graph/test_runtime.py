@@ -5,6 +5,7 @@ from onnx import helper
 
 from predictor.graph.cost import cost_graph
 from predictor.graph.loader import load_model_proto
+from predictor.graph.runtime import SAFE_SOFTMAX
 from predictor.precision import policy
 from tests.helpers import make_model
 
@@ -290,8 +291,14 @@ def test_shapes_the_fused_kernels_refuse_run_the_math_path(kt_shape, v_shape):
     inputs = [("q", "float32", q_shape), ("kt", "float32", kt_shape), ("v", "float32", v_shape)]
     costs = _cost(nodes, inputs, outputs, inits)
     # PyTorch's flash and memory-efficient kernels take 4-D q, k, v of equal batch and heads only
-    assert costs["mm1"].kernels == 1 and costs["sm"].kernels == 1 and costs["mm2"].kernels == 1
+    assert costs["mm1"].kernels == 1 and costs["mm2"].kernels == 1
     assert not costs["mm2"].work.fused_attention
+    # the math path's _safe_softmax: softmax, isneginf, all() over each row, where: 4 kernels. Scores: 32 elements
+    # in 8 rows of 4 at fp16 (64 bytes): softmax reads 64, writes 64; isneginf reads 64, writes 32 flags; all() reads
+    # 32, writes 8; where reads 64 + 8, writes 64
+    sm = costs["sm"].work
+    assert sm.kernels == 4 and SAFE_SOFTMAX in sm.notes
+    assert sm.bytes_read == 64 + 64 + 32 + 64 + 8 and sm.bytes_written == 64 + 32 + 8 + 64
 
 
 def _windows_graph(second_reader: bool = False):

@@ -26,7 +26,7 @@ these exceptions and overrides:
 from __future__ import annotations
 
 from ...types import OpWork
-from ..context import SLICE_ASSIGN, OpContext, ShapeUnknown
+from ..context import SLICE_ASSIGN, STRIDED_GATHER, OpContext, ShapeUnknown
 from ._common import (INT64_BYTES, attr, host_constant, in_elem_bytes, input_reads, inputs_bytes, prod,
                       register, str_attr, with_input_reads, work_plan)
 
@@ -75,6 +75,10 @@ def gather(ctx: OpContext) -> OpWork:
     idx = ctx.node.inputs[1] if ctx.n_inputs > 1 else None
     if idx is not None and idx.shape == () and ctx.const(1) is not None:
         return ctx.free_view()
+    if ctx.node.attrs.get(STRIDED_GATHER):  # an exported as_strided view (predictor/slice_assign.py): one copy
+        gathered = ctx.out_bytes()
+        return with_input_reads(ctx.work(bytes_read=gathered, notes=(NOTE_STRIDED_GATHER,)),
+                                input_reads(ctx, {0: gathered, 1: 0.0}))
     return _gather_work(ctx)
 
 
@@ -85,6 +89,7 @@ def gather_elements(ctx: OpContext) -> OpWork:
 
 
 NOTE_SLICE_ASSIGN = "slice assignment: one copy into a view (the exported index grid is not built)"
+NOTE_STRIDED_GATHER = "a strided view (as_strided) copied: the exported index grid is not built or read"
 
 
 @register("ScatterND", "ScatterElements", cls="copy")
