@@ -22,6 +22,7 @@ from math import prod
 
 from .graph.context import INDEX_GRID, SLICE_ASSIGN, SOURCE_VIEW, STRIDED_GATHER
 from .graph.links import SHAPE_READERS, links
+from .graph.links import ancestors as links_ancestors
 from .graph.loader import Graph
 from .types import Node, with_attrs
 
@@ -40,20 +41,6 @@ def _host_int(ancestors) -> set[str]:
                 all(t.dtype in _INT for t in (*ins, *n.outputs) if t is not None):
             known.update(t.name for t in n.outputs)
     return known
-
-
-def _index_ancestors(nodes, producer, names) -> list[Node]:
-    """:func:`graph.links.ancestors`, but a shape read of an integer tensor is walked through too: an index tensor the
-    exporter builds only to broadcast the others (read by a Shape) belongs to the grid."""
-    seen: set[int] = set()
-    todo = list(names)
-    while todo:
-        n = producer.get(todo.pop())
-        if n is not None and id(n) not in seen:
-            seen.add(id(n))
-            todo.extend(t.name for t in n.inputs
-                        if t is not None and (n.op_type not in SHAPE_READERS or t.dtype in _INT))
-    return [n for n in nodes if id(n) in seen]
 
 
 def _grid_indexed(n: Node) -> bool:
@@ -93,7 +80,8 @@ def mark_slice_assignments(graph: Graph) -> Graph:
     if not indexed:
         return graph
     producer, all_consumers = links(graph.nodes)
-    ancestors = _index_ancestors(graph.nodes, producer, [s.inputs[1].name for s in indexed])
+    # (an integer tensor read only for its shape, the exporter's broadcast of the index columns, is walked through)
+    ancestors = links_ancestors(graph.nodes, producer, [s.inputs[1].name for s in indexed], shape_reads_of=_INT)
     host = _host_int(ancestors)
     assign = {id(n) for n in indexed if n.op_type == "ScatterND" and
               (n.inputs[1].name in host or n.inputs[1].is_initializer)}
