@@ -43,11 +43,13 @@ def _host_int(ancestors) -> set[str]:
     return known
 
 
-def _grid_indexed(n: Node) -> bool:
-    """A ScatterND (an assignment) or a Gather whose indices are a computed tensor of more than one element."""
+def _grid_indexed(n: Node, graph_inputs: frozenset) -> bool:
+    """A ScatterND (an assignment) or a Gather whose indices are a tensor of more than one element computed in the
+    graph (not an initializer, not a graph input such as an embedding lookup's token ids)."""
     if n.op_type == "ScatterND":
         return len(n.inputs) > 2 and n.inputs[1] is not None
-    if n.op_type != "Gather" or len(n.inputs) < 2 or n.inputs[1] is None or n.inputs[1].is_initializer:
+    if n.op_type != "Gather" or len(n.inputs) < 2 or n.inputs[1] is None or n.inputs[1].is_initializer \
+            or n.inputs[1].name in graph_inputs:
         return False
     shape = n.inputs[1].shape
     return shape is not None and len(shape) > 0 and all(isinstance(d, int) for d in shape) and prod(shape) > 1
@@ -76,10 +78,11 @@ def mark_slice_assignments(graph: Graph) -> Graph:
     """``graph`` with its slice-assignment ScatterNDs marked SLICE_ASSIGN, its strided-view Gathers STRIDED_GATHER
     and their index-grid nodes INDEX_GRID (the graph itself where it has none). Work is proportional to the index
     grids, plus one pass over the graph."""
-    indexed = [n for n in graph.nodes if _grid_indexed(n)]
+    graph_inputs = graph.input_names
+    indexed = [n for n in graph.nodes if _grid_indexed(n, graph_inputs)]
     if not indexed:
         return graph
-    producer, all_consumers = links(graph.nodes)
+    producer, consumers = links(graph.nodes)
     # (an integer tensor read only for its shape, the exporter's broadcast of the index columns, is walked through)
     ancestors = links_ancestors(graph.nodes, producer, [s.inputs[1].name for s in indexed], shape_reads_of=_INT)
     host = _host_int(ancestors)
@@ -89,7 +92,6 @@ def mark_slice_assignments(graph: Graph) -> Graph:
                n.inputs[0].name not in host}  # (a Gather of integers from shapes is shape arithmetic: left alone)
     if not assign:
         return graph
-    consumers = all_consumers
     grid: set[int] = set()
 
     def feeds_grid(name: str, c: Node) -> bool:  # c reads ``name`` only as a marked ScatterND's indices, or its
@@ -105,8 +107,7 @@ def mark_slice_assignments(graph: Graph) -> Graph:
             used = [(o, c) for o in outs for c in consumers.get(o, [])]
             if used and all(feeds_grid(o, c) for o, c in used):
                 grid.add(id(n))
-    views = _source_views([n for n in indexed if id(n) in assign and n.op_type == "ScatterND"], producer,
-                          all_consumers)
+    views = _source_views([n for n in indexed if id(n) in assign and n.op_type == "ScatterND"], producer, consumers)
     nodes = tuple(with_attrs(n, {STRIDED_GATHER if n.op_type == "Gather" else SLICE_ASSIGN: 1}) if id(n) in assign else
                   with_attrs(n, {SOURCE_VIEW: 1}) if id(n) in views else
                   with_attrs(n, {INDEX_GRID: 1}) if id(n) in grid else n for n in graph.nodes)
