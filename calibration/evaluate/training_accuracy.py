@@ -156,7 +156,7 @@ def optimizer_impl(case: dict) -> str:
 def training_graph(net: str) -> Path | None:
     """The graph a training step of ``net`` is predicted from: its training-mode export if committed, else the
     eval-mode one (None when neither is)."""
-    for name in (f"{net}.torchscript_train.onnx", f"{net}.torchscript.onnx"):
+    for name in (f"{net}.torchscript_train.onnx", f"{net}.torchscript.onnx", f"{net}.dynamo.onnx"):
         if (ONNX_DIR / name).exists():
             return ONNX_DIR / name
     return None

@@ -104,9 +104,21 @@ def load_kernels(timing_dir: Path = TIMING_DIR) -> dict[tuple[str, str, int], li
 _GRAPHS: dict[tuple[str, int], Graph] = {}
 
 
-def graph_for(network: str, batch: int, exporter: str = "torchscript") -> Graph | None:
-    path = ONNX_DIR / f"{network}.{exporter}.onnx"
-    if not path.exists():
+EXPORTERS = ("torchscript", "dynamo")  # preference order: the dynamo export only where torchscript's failed
+
+
+def onnx_export(network: str, exporters: tuple[str, ...] = EXPORTERS) -> Path | None:
+    """The committed weight-free export of ``network``: the first exporter in ``exporters`` that has one."""
+    for exporter in exporters:
+        path = ONNX_DIR / f"{network}.{exporter}.onnx"
+        if path.exists():
+            return path
+    return None
+
+
+def graph_for(network: str, batch: int, exporter: str | None = None) -> Graph | None:
+    path = onnx_export(network, (exporter,) if exporter else EXPORTERS)
+    if path is None:
         return None
     key = (str(path), batch)
     if key not in _GRAPHS:

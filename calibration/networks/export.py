@@ -15,7 +15,6 @@ import argparse
 import concurrent.futures
 import contextlib
 import datetime as _dt
-import io
 import json
 import os
 import subprocess
@@ -192,15 +191,17 @@ def _export_proto(module, inputs: tuple, spec: zoo.NetworkSpec, exporter: str, o
 
     names_in, names_out = [spec.input_name], ["output"]
     if exporter == "torchscript":
-        buf = io.BytesIO()
-        with _no_packed_sequence_detection(), _torchscript_symbolic_fixes(opts.opset_torchscript):
+        # a file, not a buffer: a network over protobuf's 2 GiB is written with its weights as external data
+        with tempfile.TemporaryDirectory() as tmp, _no_packed_sequence_detection(), \
+                _torchscript_symbolic_fixes(opts.opset_torchscript):
+            path = os.path.join(tmp, "model.onnx")
             # PRESERVE (module in eval mode): keeps BatchNormalization nodes, which EVAL would fold into
             # the preceding Conv although PyTorch eager, the reference runtime, runs them as kernels
-            torch.onnx.export(module, inputs, buf, dynamo=False, opset_version=opts.opset_torchscript,
+            torch.onnx.export(module, inputs, path, dynamo=False, opset_version=opts.opset_torchscript,
                               input_names=names_in, output_names=names_out, do_constant_folding=True,
                               training=torch.onnx.TrainingMode.PRESERVE,
                               dynamic_axes={names_in[0]: {0: "batch"}, names_out[0]: {0: "batch"}})
-        return onnx.load_from_string(buf.getvalue())
+            return onnx.load(path)
     if exporter == "dynamo":
         batch = torch.export.Dim("batch", min=1, max=1024)
         program = torch.onnx.export(module, inputs, dynamo=True, opset_version=opts.opset_dynamo,

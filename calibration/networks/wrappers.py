@@ -160,6 +160,20 @@ class AudioCodec(nn.Module):
         return self.model(input_values=x.unsqueeze(1)).audio_values
 
 
+class MelNoiseWaveform(nn.Module):
+    """Hugging Face vocoder (UnivNet) on one (batch, frames, mels + noise channels) tensor: the last
+    config.model_in_channels channels are the noise sequence -> waveforms."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+        self.noise_channels = model.config.model_in_channels
+
+    def forward(self, x):
+        mels = x.shape[-1] - self.noise_channels
+        return self.model(input_features=x[..., :mels], noise_sequence=x[..., mels:]).waveforms
+
+
 class PixelDepth(nn.Module):
     """Hugging Face depth estimator (Depth Anything) -> predicted_depth (forward takes pixel_values)."""
 

@@ -1454,6 +1454,17 @@ def _s_depth_to_space(n, shapes, vals, k):
     return (x[0], x[1] * b * b, x[2] // b, x[3] // b)
 
 
+@_register(_SHAPE, "Col2Im")
+def _s_col2im(n, shapes, vals, k):
+    x = shapes[0]
+    if x is None or len(x) != 3 or vals[1] is None or vals[2] is None:
+        return None
+    block = 1
+    for b in vals[2].ints():
+        block *= int(b)
+    return (x[0], x[1] // max(block, 1)) + tuple(int(v) for v in vals[1].ints())
+
+
 def _window_out(n, spatial, kernel, ceil_mode=False) -> tuple | None:
     r = len(spatial)
     strides = _attr(n, "strides") or [1] * r

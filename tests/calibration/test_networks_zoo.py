@@ -104,3 +104,21 @@ def test_the_spent_ninth_blind_set_is_training_data_outside_the_default_sweep():
     blind9 = sorted({c["network"] for c in doc["cases"]})
     assert len(blind9) == 9 and all(zoo.NETWORKS[n].split == "train" for n in blind9)
     assert not set(blind9) & set(zoo.names()) and "blind9" not in zoo.SPLITS
+
+
+def test_blind10_is_8_new_families_outside_the_default_sweep():
+    blind10 = zoo.parse_names("blind10")
+    assert blind10 == zoo.names("blind10", include_extra=True) and len(blind10) == 8
+    assert not set(blind10) & set(zoo.names())
+    fams = {zoo.NETWORKS[n].arch_family for n in blind10}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.split != "blind10"}
+    assert len(fams) == 8 and not fams & others
+
+
+def test_every_blind10_network_has_one_committed_export():
+    from calibration.fit.dataset import onnx_export
+
+    paths = {n: onnx_export(n) for n in zoo.parse_names("blind10")}
+    assert all(p is not None for p in paths.values())
+    assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == {
+        "halonet26t", "volo_d1", "mobilenetv5_300m", "univnet"}

@@ -186,6 +186,8 @@ def infer(op, in_shapes, values=None, k=0, **attrs):
     ("GatherND", [(2, 3, 4), (5, 2)], {}, {}, (5, 4)),
     ("OneHot", [(4,), (), (2,)], {1: np.array(10, I64)}, {}, (4, 10)),
     ("DepthToSpace", [(1, 16, 4, 4)], {}, dict(blocksize=2), (1, 4, 8, 8)),
+    ("Col2Im", [(2, 18, 16), (2,), (2,)], {1: np.array([4, 4], I64), 2: np.array([3, 3], I64)},
+     dict(pads=[1, 1, 1, 1]), (2, 2, 4, 4)),
     ("Resize", [(1, 3, 8, 8), None, (4,)], {2: np.array([1, 1, 2, 2], F32)}, {}, (1, 3, 16, 16)),
 ])
 def test_shape_functions(op, in_shapes, values, attrs, out):

@@ -1,5 +1,5 @@
 """Data movement: Concat, Split, Slice, Gather(-Elements/-ND), Scatter(-ND/-Elements), Transpose,
-Pad, Tile, Expand, DepthToSpace, SpaceToDepth, CumSum, CumProd, Range, Trilu, OneHot, NonZero, TopK.
+Pad, Tile, Expand, DepthToSpace, SpaceToDepth, Col2Im, CumSum, CumProd, Range, Trilu, OneHot, NonZero, TopK.
 
 Policy: each op is the one copy kernel its ONNX semantics imply (0 FLOPs unless it computes), with
 these exceptions and overrides:
@@ -161,6 +161,14 @@ def expand(ctx: OpContext) -> OpWork:
 def depth_to_space(ctx: OpContext) -> OpWork:
     """reshape + permute + reshape (pixel_shuffle): 1 copy kernel, compulsory bytes."""
     return ctx.work()
+
+
+@register("Col2Im", cls="copy")
+def col2im(ctx: OpContext) -> OpWork:
+    """torch.nn.functional.fold: 1 kernel over the batch (PyTorch's col2im_batched), each output element summing
+    the column entries that land on it: reads the columns once, writes the image, 1 add per column entry. Ignores
+    the copy PyTorch makes first of non-contiguous columns."""
+    return ctx.work(bytes_read=ctx.in_bytes(0), vector_flops=ctx.in_numel(0))
 
 
 @register("CumSum", cls="copy", autocast="fp32")

@@ -13,6 +13,7 @@
     ScatterND / ScatterElements data: dY with the scattered positions zeroed (clone + index fill, 2 kernels);
                      updates: a gather of dY (1 kernel)
     DepthToSpace / SpaceToDepth 1 copy kernel
+    Col2Im           1 kernel: im2col of dY (the gradient of fold is unfold)
 Indices are saved (they are graph inputs or small).
 """
 from __future__ import annotations
@@ -27,7 +28,7 @@ def _copy(ctx):
     return [ctx.kernel("bwd", (ctx.grad_out(0),), (ctx.grad_in(0),))]
 
 
-backward("Transpose", "DepthToSpace", "SpaceToDepth", diff=(0,))(_copy)
+backward("Transpose", "DepthToSpace", "SpaceToDepth", "Col2Im", diff=(0,))(_copy)
 
 
 @backward("Pad", diff=(0,))

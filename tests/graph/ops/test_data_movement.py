@@ -215,3 +215,12 @@ def test_top_k(attrs, kernels):
     assert work.kernels == kernels
     out = 20 * 4 + 20 * 8  # values + int64 indices = 240
     assert work.bytes_written == out * kernels
+
+
+def test_col2im_is_one_kernel_reading_the_columns():
+    # fold of (1, 2*3*3, 16) columns (3x3 blocks, stride 1, pad 1) into a 2x4x4 image: 1 add per column entry
+    work = one_node("Col2Im", [("x", "float32", (1, 18, 16)), ("img", "int64", (2,)), ("blk", "int64", (2,))],
+                    [("y", "float32", None)], attrs=dict(pads=[1, 1, 1, 1]),
+                    initializers={"img": i64(4, 4), "blk": i64(3, 3)}, opset=18).work
+    assert work.kernels == 1 and work.bytes_read == 18 * 16 * 4 and work.bytes_written == 2 * 16 * 4
+    assert work.flops == {VEC: 18 * 16}
