@@ -1,6 +1,9 @@
-"""Accuracy benchmark: `predict` against whole-network GPU time measured on the H200.
+"""Accuracy benchmark: `predict` against whole-network GPU time measured on the H200 (or another GPU).
 
-    python -m calibration.evaluate.accuracy [--calibration FILE] [--out calibration/data/h200/accuracy]
+    python -m calibration.evaluate.accuracy [--calibration FILE] [--gpu h200] [--out calibration/data/h200/accuracy]
+
+``--gpu h100`` reads calibration/data/h100/timing and whatif and predicts with the H100 profile (the H200 fit
+transferred): the measurements a device call got on an H100.
 
 Reference: calibration/data/h200/timing (PyTorch eager, CUDA-graph replay median, or eager kernel sum +
 0.45 us per kernel where the captured program differs; see calibration/networks/timing.py). Prediction:
@@ -33,13 +36,13 @@ def _split(network: str) -> str:
     return spec.split if spec else "unknown"
 
 
-def evaluate(calibration=None) -> list[dict]:
-    """One row per measured case; ``calibration`` defaults to the bundled fit (pass Uncalibrated() for the
-    pure roofline on the ERT ceilings)."""
-    profile = load_profile("h200")
+def evaluate(calibration=None, gpu: str = "h200") -> list[dict]:
+    """One row per measured case of ``gpu`` (its folder under calibration/data); ``calibration`` defaults to the
+    bundled fit (pass Uncalibrated() for the pure roofline on the ERT ceilings)."""
+    profile = load_profile(gpu)
     cal = calibration or bundled_calibration(profile)
     rows = []
-    for case in load_cases():
+    for case in load_cases(DATA / gpu / "timing"):
         graph = graph_for(case.network, case.batch)
         if graph is None:
             continue
@@ -56,18 +59,19 @@ def evaluate(calibration=None) -> list[dict]:
     return rows
 
 
-WHATIF = DATA / "h200" / "whatif"  # amp/: the held-out networks' autocast forwards; amp_blind*/: each blind set's
+WHATIF = "whatif"  # under DATA/<gpu>: amp/: the held-out networks' autocast forwards; amp_blind*/: each blind set's
 
 
-def evaluate_amp(calibration=None) -> list[dict]:
+def evaluate_amp(calibration=None, gpu: str = "h200") -> list[dict]:
     """One row per measured autocast case (every whatif.json under calibration/data/h200/whatif/amp and amp_blind*:
     fp32 modules under torch.autocast; reference as timing.py), its split the zoo's (a blind set's until it is
     spent): predicted with ``--precision amp`` / ``amp-bf16``."""
-    profile = load_profile("h200")
+    profile = load_profile(gpu)
     cal = calibration or bundled_calibration(profile)
     rows = []
     cases: dict[tuple, dict] = {}  # a case measured in several runs keeps the last run's (paths in name order)
-    dirs = [WHATIF / "amp"] + sorted(WHATIF.glob("amp_blind*"))
+    whatif = DATA / gpu / WHATIF
+    dirs = [whatif / "amp"] + sorted(whatif.glob("amp_blind*"))
     for path in [f for d in dirs for f in sorted(d.glob("**/whatif.json"))]:
         for c in json.loads(path.read_text())["cases"]:
             if not c.get("error"):
@@ -138,17 +142,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m calibration.evaluate.accuracy",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--calibration", default=None, help="fitted calibration JSON (default: the bundled one)")
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--gpu", default="h200", help="whose measurements (calibration/data/GPU) and profile")
+    ap.add_argument("--out", type=Path, default=None, help="default: calibration/data/GPU/accuracy")
     a = ap.parse_args(argv)
+    a.out = a.out or DATA / a.gpu / "accuracy"
     cal = load_calibration(a.calibration) if a.calibration else None
-    rows = evaluate(cal)
+    rows = evaluate(cal, a.gpu)
     summary = tables(rows)
     from predictor.calibrate import Uncalibrated
 
-    base = evaluate(Uncalibrated())
+    base = evaluate(Uncalibrated(), a.gpu)
     summary["roofline baseline (uncalibrated, ERT ceilings)"] = {
         split: summarise([r for r in base if r["split"] == split]) for split in SPLITS}
-    amp = evaluate_amp(cal)
+    amp = evaluate_amp(cal, a.gpu)
     summary["autocast (training: the spent blind sets, whatif/amp_blind*)"] = amp_tables(
         [r for r in amp if r["split"] == "train"])
     summary["autocast (held-out, whatif/amp)"] = amp_tables([r for r in amp if r["split"] == "heldout"])

@@ -76,3 +76,14 @@ def test_blind_set_records_are_kept_as_measured(name, split, n, mape):
     assert len(cases) == n == doc["summary"][split]["all"]["n"] and all(c["split"] == split for c in cases)
     assert sum(abs(c["error"]) for c in cases) / n == pytest.approx(doc["summary"][split]["all"]["mape"])
     assert doc["summary"][split]["all"]["mape"] == pytest.approx(mape, abs=5e-5)
+
+
+def test_blind10_record_on_the_h100_keeps_its_transfer_control():
+    """The tenth set was measured on an H100 (the device call was served by one) and judged with the H200 fit
+    transferred; four training networks timed on the same machine say how much of its error is the transfer's."""
+    doc = json.loads((OUT.parents[1] / "h100" / "accuracy" / "blind10_once.json").read_text())
+    cases, amp, control = doc["cases"], doc["autocast_cases"], doc["control_cases"]
+    assert len(cases) == doc["summary"]["blind10"]["all"]["n"] == 50 and len(amp) == 13 and len(control) == 32
+    assert sum(abs(c["error"]) for c in cases) / 50 == pytest.approx(0.1773, abs=5e-5)
+    assert {c["network"] for c in control} == {"resnet50", "vit_b_16", "gpt2", "bert_base"}
+    assert sum(abs(c["error"]) for c in control) / 32 == pytest.approx(0.0859, abs=5e-5)
