@@ -884,6 +884,44 @@ def _data_cases(p: str) -> Iterator[OpCase]:
             yield OpCase(op, "data", p, {**params}, float(flops), float(nbytes), setup)
 
 
+# (name, a's shape, b's shape) of a binary op whose output is their broadcast: the operand layouts networks write
+BROADCAST_SHAPES = (
+    ("same", (8192, 4096), (8192, 4096)),                       # no broadcast: the contiguous reference
+    ("row_scalar_d64", (524288, 64), (524288, 1)),              # x - mean(x, -1, keepdim): a value per row
+    ("row_scalar_d4096", (8192, 4096), (8192, 1)),
+    ("row_scalar_d16384", (2048, 16384), (2048, 1)),
+    ("lastdim_d64", (524288, 64), (64,)),                       # x * gamma: a vector over the last dim
+    ("lastdim_d4096", (8192, 4096), (4096,)),
+    ("channel_bias_c64", (32, 64, 128, 128), (1, 64, 1, 1)),    # NCHW bias / scale per channel
+    ("channel_bias_c512", (32, 512, 32, 64), (1, 512, 1, 1)),
+    ("mask4d_s512", (16, 8, 512, 512), (16, 1, 512, 512)),      # attention scores + a per-sample mask
+    ("mask4d_heads_s128", (256, 8, 128, 128), (1, 8, 128, 128)),  # scores + a per-head bias (relative positions)
+    ("mask5d_swin", (32, 64, 3, 49, 49), (1, 64, 1, 49, 49)),    # Swin's windows: scores + the shift mask
+    ("outer_3d", (512, 1, 4096), (1, 16, 4096)),                # both operands broadcast (an outer product)
+    ("mamba_6d", (4, 1, 128, 1, 8, 640), (4, 1, 128, 128, 8, 1)),  # the reference Mamba2 path's segment products
+)
+
+
+def _broadcast_cases(p: str) -> Iterator[OpCase]:
+    """a * b for each of BROADCAST_SHAPES (8-64 M output elements: HBM-bound): the rate of PyTorch's broadcasting
+    elementwise kernels by layout, against the contiguous reference (``same``). Bytes: each operand read once, the
+    output written once."""
+    import math as _m
+
+    elt = ELT_BYTES[p]
+    for name, sa, sb in BROADCAST_SHAPES:
+        rank = max(len(sa), len(sb))
+        pa, pb = (1,) * (rank - len(sa)) + sa, (1,) * (rank - len(sb)) + sb
+        out = tuple(max(x, y) for x, y in zip(pa, pb))
+        n_out = _m.prod(out)
+
+        def setup(sa=sa, sb=sb):
+            a, b = _rand(sa, p), _rand(sb, p)
+            return lambda: a * b
+        yield OpCase(name, "broadcast", p, {"a": list(sa), "b": list(sb), "out_numel": n_out}, float(n_out),
+                     float(elt * (_m.prod(sa) + _m.prod(sb) + n_out)), setup)
+
+
 def _draw_sdpa(r) -> tuple | None:
     b = r.choice((1, 2, 8, 32))
     heads = r.choice((4, 8, 12, 16))
@@ -985,6 +1023,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "norm_broad": _norm_broad_cases,
     "conv3d": _conv3d_cases, "conv1d": _conv1d_cases, "conv_large": _conv_large_cases, "pool_broad": _pool_broad_cases,
     "rnn_bidir": _rnn_bidir_cases, "data": _data_cases, "sdpa_broad": _sdpa_broad_cases,
+    "broadcast": _broadcast_cases,
     "frontends": _frontends_cases, "sdpa_masked": _sdpa_masked_cases,
 }
 

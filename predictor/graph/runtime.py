@@ -12,6 +12,8 @@ decompose: each pattern here folds the nodes of one PyTorch call back into the k
 * ``linear_bias``: MatMul/Gemm followed by Add of a 1-D constant bias -> the bias rides in the GEMM epilogue.
 * ``gelu_erf``: x * 0.5 * (1 + erf(x / sqrt 2)) -> one GELU kernel.
 * ``silu``: x * sigmoid(x) -> one SiLU kernel.
+* ``var_welford``: torch.var / std (ReduceMean, Sub, Mul(d, d), ReduceMean [, correction, Sqrt]) -> one Welford
+  reduction reading x.
 * ``stacked_rnn``: an LSTM/GRU/RNN layer fed (through views) by another is the next layer of one cuDNN call,
   whose time steps run on their own stream beside the previous layer's: ``overlaps_producer`` (unidirectional
   layers only: a bidirectional layer's output at step 0 needs its backward direction's last step, so the next
@@ -428,6 +430,74 @@ def _safe_softmax(ix: _Index, sm: Node):
                                    bytes_written=0.0, kernels=0))
     return [(sm.name, replace(w, flops=frozen_map(flops), bytes_read=w.bytes_read + read,
                               bytes_written=w.bytes_written + written, kernels=4, notes=w.notes + (SAFE_SOFTMAX,)))]
+
+
+WELFORD = "torch.var/std: one Welford reduction kernel reading x"
+
+
+def _reduced_like(a: Node, b: Node) -> bool:
+    """Two reductions with outputs of one element count (the same rows reduced, keepdims or not)."""
+    sa, sb = a.outputs[0].shape, b.outputs[0].shape
+    return sa is not None and sb is not None and prod(sa) == prod(sb)
+
+
+def _sole_reader(ix: _Index, node: Node, reader: Node) -> bool:
+    """``reader`` is the only node reading ``node``'s output (it may read it twice: Mul(d, d))."""
+    cs = ix.consumers.get(node.outputs[0].name, ())
+    return bool(cs) and all(c is reader for c in cs)
+
+
+def _var_tail(ix: _Index, r: Node) -> list[Node]:
+    """What the exporter writes after a variance's mean of squares: the correction, Mul by N then Div by N - c (both
+    scalar constants), then std's Sqrt; each the only reader of the one before. A lone Mul is the caller's."""
+    tail: list[Node] = []
+    mul = ix.only_consumer(r)
+    if mul is not None and mul.op_type == "Mul" and _scalar_const(ix, mul) is not None:
+        div = ix.only_consumer(mul)
+        if div is not None and div.op_type == "Div" and _scalar_const(ix, div) == 1:
+            tail = [mul, div]
+    sqrt = ix.only_consumer(tail[-1] if tail else r)
+    if sqrt is not None and sqrt.op_type == "Sqrt":
+        tail.append(sqrt)
+    return tail
+
+
+@pattern("var_welford", ("Mul",))
+def _var_welford(ix: _Index, sq: Node):
+    """aten::var / std / var_mean as the TorchScript exporter writes them: ReduceMean(x) -> Sub(x, mean) ->
+    Mul(d, d) -> ReduceMean [-> Mul, Div: the correction] [-> Sqrt] -> one WelfordOps reduction reading x once, its
+    correction and square root in the projection (xLSTM's multi-head norm x.var, Gemma 3n's torch.std: one 45-103 us
+    kernel where the decomposition costs 235-716 us, kernel tables of h100/timing/blind10). The exporter's mean and
+    centred tensor launch nothing unless another node reads them. Left as costed: x computed from constants alone
+    (BiT's and NFNet's weight standardisation, a batch_norm over the weights that the exporter writes around a
+    BatchNormalization) and a square written as Pow (a hand-written variance runs its kernels one by one).
+    FLOPs: a mean's, as the reduction class counts them (the centring and square are Welford's register updates;
+    their FLOPs are dropped, not moved)."""
+    ins = sq.inputs
+    if len(ins) != 2 or ins[0] is None or ins[1] is None or ins[0].name != ins[1].name:
+        return None
+    d = ix.prod(sq, 0)
+    if d is None or d.op_type != "Sub" or len(d.inputs) != 2 or d.inputs[0] is None:
+        return None
+    mu, x = ix.prod(d, 1), d.inputs[0]
+    if mu is None or mu.op_type != "ReduceMean" or not mu.inputs or mu.inputs[0] is None \
+            or mu.inputs[0].name != x.name or ix.is_const(d, 0):
+        return None
+    r = ix.only_consumer(sq)
+    if r is None or r.op_type != "ReduceMean" or not _reduced_like(mu, r):
+        return None
+    group = [sq]
+    if _sole_reader(ix, d, sq):
+        group.insert(0, d)
+        if _sole_reader(ix, mu, d):
+            group.insert(0, mu)
+    tail = _var_tail(ix, r)
+    if not ix.free(*(n.name for n in group + [r] + tail)):
+        return None
+    wr = ix.work[r.name]
+    xb = ix.work[d.name].input_bytes.get(x.name, wr.bytes_read)
+    fused = replace(wr, bytes_read=xb, input_bytes=frozen_map({x.name: xb}), kernels=1, notes=wr.notes + (WELFORD,))
+    return [(n.name, _absorbed(ix.work[n.name])) for n in group + tail] + [(r.name, fused)]
 
 
 SPLIT_VIEW = "q/k/v split of a packed projection: views SDPA reads"

@@ -26,7 +26,7 @@ from math import prod
 from typing import Mapping, Sequence
 
 from ..graph.registry import STORAGE_VIEWS, op_traits
-from ..graph.runtime import ABSORBED
+from ..graph.runtime import ABSORBED, WELFORD
 from ..precision import FLOAT_DTYPES, PrecisionPolicy
 from ..types import Node, OpWork, TensorInfo, frozen_map
 from .registry import lookup
@@ -36,9 +36,11 @@ ABSORBED_NOTE = ABSORBED  # graph/runtime.py's note on a node absorbed into a fu
 FUSED_KEYS: Mapping[str, str] = frozen_map({
     "fused scaled-dot-product attention": "FusedAttention",
     "one elementwise kernel in PyTorch": "FusedElementwise",
+    WELFORD: "FusedVar",
 })
 BIAS_EPILOGUE_NOTE = "bias add in the GEMM epilogue"
-_TAIL_OPS = frozenset({"Add", "Transpose", "Reshape"})  # absorbed ops a fused kernel's output may pass through
+_TAIL_OPS = frozenset({"Add", "Transpose", "Reshape", "Mul", "Div", "Sqrt"})  # absorbed ops a fused kernel's output
+# may pass through (bias add, output transpose; torch.std's correction and square root)
 _SHAPE_READERS = frozenset({"Shape", "Size"})  # read a tensor's shape only: no gradient, not part of a tail
 
 

@@ -9,7 +9,7 @@ rule, never counted as zero). ``diff`` lists the differentiable input slots (Non
 input): gradients flow only through those (a Gather's indices, a batch norm's running statistics never).
 
 Keys besides ONNX op types: ``View`` (a forward op that launches nothing: reshape, identity, no-op slices),
-``FusedAttention`` and ``FusedElementwise`` (groups that graph/runtime.py folds into one kernel).
+``FusedAttention``, ``FusedElementwise`` and ``FusedVar`` (groups that graph/runtime.py folds into one kernel).
 Registering the same key twice raises.
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ from onnx import helper
 
 from predictor.graph.cost import cost_graph
 from predictor.graph.loader import load_model_proto
-from predictor.graph.runtime import SAFE_SOFTMAX
+from predictor.graph.runtime import SAFE_SOFTMAX, WELFORD
 from predictor.precision import policy
 from tests.helpers import make_model
 
@@ -344,3 +344,46 @@ def test_a_cat_of_slices_of_two_tensors_is_not_a_roll():
     inits = {"a": np.array([0], np.int64), "b": np.array([2], np.int64), "ax": np.array([1], np.int64)}
     costs = _cost(nodes, [("x", "float32", [1, 4]), ("z", "float32", [1, 4])], [("y", "float32", None)], inits)
     assert costs["sa"].kernels == 1 and costs["sb"].kernels == 1
+
+
+def _var_nodes(x="x", extra_reader=False, correction=True, user_scale=False):
+    """torch.std(x, -1, keepdim=True) as the TorchScript exporter writes it (opset 17)."""
+    n = helper.make_node
+    nodes = [n("ReduceMean", [x], ["mu"], name="mean", axes=[-1], keepdims=1),
+             n("Sub", [x, "mu"], ["d"], name="sub"),
+             n("Mul", ["d", "d"], ["sq"], name="square"),
+             n("ReduceMean", ["sq"], ["v"], name="var", axes=[-1], keepdims=1)]
+    last = "v"
+    if correction:
+        nodes += [n("Mul", ["v", "cnt"], ["vn"], name="corr_mul"), n("Div", ["vn", "cnt1"], ["vc"], name="corr_div")]
+        last = "vc"
+    nodes.append(n("Sqrt", [last], ["s"], name="sqrt"))
+    if user_scale:
+        nodes.append(n("Mul", ["s", "two"], ["s2"], name="scale"))
+    if extra_reader:
+        nodes.append(n("Mul", ["d", "s"], ["y"], name="centred_use"))
+    inits = {"cnt": np.array(64.0, np.float32), "cnt1": np.array(63.0, np.float32), "two": np.array(2.0, np.float32)}
+    return nodes, inits
+
+
+def test_std_is_one_welford_reduction_reading_x():
+    nodes, inits = _var_nodes(user_scale=True)
+    costs = _cost(nodes, [("x", "float32", [8, 64])], [("s2", "float32", None)], inits)
+    assert [k for k, c in costs.items() if c.kernels] == ["var", "scale"]  # the caller's scale is its own kernel
+    var = costs["var"].work
+    assert var.bytes_read == 8 * 64 * 2 and var.bytes_written == 8 * 2 and dict(var.input_bytes) == {"x": 8 * 64 * 2}
+    assert WELFORD in var.notes and sum(var.flops.values()) == 8 * 64 + 8  # a mean's: a sum per element, a divide per row
+
+
+def test_a_centred_x_read_elsewhere_stays_a_kernel():
+    nodes, inits = _var_nodes(extra_reader=True, correction=False)
+    costs = _cost(nodes, [("x", "float32", [8, 64])], [("y", "float32", None)], inits)
+    assert [k for k, c in costs.items() if c.kernels] == ["mean", "sub", "var", "centred_use"]
+
+
+def test_variance_of_constants_is_left_costed():
+    # weight standardisation (BiT, NFNet): the exporter's batch_norm over a weight tensor, not torch.var
+    nodes, inits = _var_nodes(x="w", correction=False)
+    inits["w"] = np.ones((16, 64), np.float32)
+    costs = _cost(nodes, [("x", "float32", [2])], [("s", "float32", None)], inits)
+    assert all(WELFORD not in c.work.notes for c in costs.values())

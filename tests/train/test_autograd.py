@@ -63,3 +63,17 @@ def test_packed_projection_split_around_fused_attention_passes_gradients():
     attn = next(op for op in p.autograd.ops if op.key[1] == "FusedAttention")
     assert [t.name for t in attn.node.outputs] == ["ot"]  # through the output head transpose (Shape aside)
     assert "qkv" in p.autograd.has_grad and "grad::w" in {t.name for k in p.backward for t in k.writes}
+
+
+def test_std_after_a_linear_is_one_fused_reduction_with_a_backward():
+    # h = x @ w; s = torch.std(h, -1, keepdim=True) as exported (mean, centre, square, mean, correction, sqrt); y = h * s
+    from tests.graph.test_runtime import _var_nodes
+
+    nodes, inits = _var_nodes(x="h")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm")] + nodes + \
+        [helper.make_node("Mul", ["h", "s"], ["y"], name="use")]
+    p = plan(graph_of(nodes, [("x", "float32", [4, 64])], [("y", "float32", None)], dict(inits, w=rng_w(64, 64))))
+    var = next(op for op in p.autograd.ops if op.key[1] == "FusedVar")
+    assert [t.name for t in var.node.inputs] == ["h"] and [t.name for t in var.node.outputs] == ["s"]
+    assert [k.name for k in p.backward if k.name.startswith("var")][:3] == ["var::bwd_mean", "var::bwd_centre", "var::bwd"]
+    assert p.autograd.contributions["h"] == 2  # the std's gradient and the product's: one accumulation

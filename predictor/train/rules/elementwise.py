@@ -181,6 +181,21 @@ def fused_elementwise(ctx):
     return [ctx.kernel("bwd", (gy, x), (ctx.grad_in(0),), vector=2 * ctx.work.flops.get(WorkKind.VECTOR, 0.0))]
 
 
+@backward("FusedVar", diff=(0,))
+def fused_var(ctx):
+    """torch.var / std (one Welford kernel forward): var_backward is 2 / (N - correction) * dY * (x - mean(x)): the
+    mean again (a reduction reading x), the centred x, and its product with dY broadcast over the reduced rows (3
+    kernels). Ignores std's extra small kernel (dY / (2 std)) on the reduced tensor."""
+    x, gy = ctx.input(0), ctx.grad_out(0)
+    ctx.save(x)
+    n = ctx.numel(x)
+    mean = ctx.temp("mean", like=gy)
+    centred = ctx.temp("centred", like=x)
+    return [ctx.kernel("bwd_mean", (x,), (mean,), vector=n),
+            ctx.kernel("bwd_centre", (x, mean), (centred,), vector=n),
+            ctx.kernel("bwd", (centred, gy), (ctx.grad_in(0),), vector=2 * n)]
+
+
 @backward("Dropout", diff=(0,))
 def dropout(ctx):
     """Training-mode dropout (train/forward.py): dX = dY * mask * scale, 1 kernel reading the 1-byte mask."""
