@@ -13,6 +13,8 @@ import re
 from functools import lru_cache
 
 NAME_SCOPES_KEY = "pkg.torch.onnx.name_scopes"
+CLASS_HIERARCHY_KEY = "pkg.torch.onnx.class_hierarchy"
+_OP_LAST = re.compile(r"'(?:aten|prims|torch\.ops)\.[^']*'\]$")  # a class hierarchy whose last entry is an op
 
 
 def qualify(components: list[str]) -> str:
@@ -78,28 +80,35 @@ _QUOTED = r"'([^'\\]*)'"  # (compiled on first use by re's cache: only dynamo ex
 
 
 @lru_cache(maxsize=8192)
-def scope_from_metadata(value: str) -> str:
-    """The dynamo exporter's name_scopes metadata (a Python-literal list of names) -> dotted path.
+def scope_from_metadata(value: str, drop_last: bool = False) -> str:
+    """The dynamo exporter's name_scopes metadata (a Python-literal list of names) -> dotted path; ``drop_last``:
+    the last name is the node's own (its FX node: ``addmm``, ``col2im``), not a module.
 
     Nodes of one module share the string (cached). The common form, ``['', 'encoder', 'layer.0']``, is read
     with a regular expression when writing its items back gives the same text (so the result is
     ``ast.literal_eval``'s); anything else goes through ``ast.literal_eval`` (~0.2 ms a call)."""
+    items: list | tuple | None = None
     if value.startswith("[") and value.endswith("]"):
-        items = re.findall(_QUOTED, value)
-        if "[" + ", ".join(f"'{i}'" for i in items) + "]" == value:
-            return qualify(items)
-    try:
-        items = ast.literal_eval(value)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return ""
-    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
-        return ""
-    return qualify(list(items))
+        found = re.findall(_QUOTED, value)
+        if "[" + ", ".join(f"'{i}'" for i in found) + "]" == value:
+            items = found
+    if items is None:
+        try:
+            items = ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return ""
+        if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+            return ""
+    items = list(items)
+    return qualify(items[:-1] if drop_last and len(items) > 1 else items)
 
 
 def node_scope(node_name: str, metadata: dict[str, str] | None = None) -> str:
+    """The module path of a node: from the dynamo exporter's name_scopes (without the node's own name where the
+    class hierarchy ends in an op, as the exporter writes every node), else from the TorchScript exporter's name."""
     if metadata and NAME_SCOPES_KEY in metadata:
-        s = scope_from_metadata(metadata[NAME_SCOPES_KEY])
+        own = _OP_LAST.search(metadata.get(CLASS_HIERARCHY_KEY, "")) is not None
+        s = scope_from_metadata(metadata[NAME_SCOPES_KEY], own)
         if s:
             return s
     return scope_from_name(node_name)

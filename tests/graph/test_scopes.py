@@ -20,6 +20,10 @@ def test_scope_from_dynamo_metadata():
     assert scope_from_metadata("['layer1', 'layer1.0', 'conv1']") == "layer1.0.conv1"
     assert scope_from_metadata("__import__('os')") == ""
     assert node_scope("node_conv2d", {"pkg.torch.onnx.name_scopes": "['features', 'features.0']"}) == "features.0"
+    # as torch 2.11+ writes every node: the last name is the node's own, its class an op
+    meta = {"pkg.torch.onnx.name_scopes": "['', 'model', 'model.h.0', 'model.h.0.attn', 'model.h.0.attn.c_attn', 'addmm']",
+            "pkg.torch.onnx.class_hierarchy": "['GPT2Model', 'GPT2Block', 'GPT2Attention', 'Conv1D', 'aten.addmm.default']"}
+    assert node_scope("node_addmm", meta) == "model.h.0.attn.c_attn"
 
 
 def test_scope_of_head_is_scope_from_name():
