@@ -348,8 +348,10 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
-def run_network(name: str, opts: TimingOptions, budget: Budget, kernels_path: Path) -> list[TimingCaseResult]:
-    """All precisions x batches of one network; replays interleaved between the batches."""
+def run_network(name: str, opts: TimingOptions, budget: Budget, kernels_path: Path,
+                progress: Callable[[list[TimingCaseResult]], None] | None = None) -> list[TimingCaseResult]:
+    """All precisions x batches of one network; replays interleaved between the batches. ``progress`` gets the
+    results so far after each precision (the caller writes them: a process killed by its timeout keeps them)."""
     import torch
 
     spec = zoo.NETWORKS[name]
@@ -385,6 +387,8 @@ def run_network(name: str, opts: TimingOptions, budget: Budget, kernels_path: Pa
                     write_kernel_rows(kernels_path, case.rows)
                 except Exception as exc:  # noqa: BLE001
                     case.res.error = (case.res.error + f" [kernel_rows] {_short(exc)}").strip()
+        if progress is not None:
+            progress(results)
         del cases, model
         lost = next((r.error for r in results if _context_lost(r.error)), "")
         if lost or not _release_memory():
@@ -478,18 +482,29 @@ def run(opts: TimingOptions, command: str = "") -> dict:
     out = path.parent
     kernels_path = out / "kernels.csv.gz"
     kernels_path.unlink(missing_ok=True)
+    write_json(out / "timing.json", doc)  # the environment, even if the first network's process is killed
     for name in opts.names:
         if budget.over():
             doc["cases"] += [asdict(TimingCaseResult(name, p, b, error="skipped: over budget"))
                              for p in opts.precisions for b in opts.batches]
             continue
         t0 = time.perf_counter()
+        first = len(doc["cases"])
+
+        def progress(results: list[TimingCaseResult], first: int = first, name: str = name) -> None:
+            doc["cases"][first:] = [asdict(r) for r in results]
+            doc["elapsed_s"] = round(budget.elapsed_s(), 1)
+            write_json(out / "timing.json", doc)
+            last = results[-1] if results else None
+            print(f"  {name}: {last.precision if last else '-'} done, {len(results)} cases, "
+                  f"{time.perf_counter() - t0:.1f}s", flush=True)
+
         try:
-            results = run_network(name, opts, budget, kernels_path)
+            results = run_network(name, opts, budget, kernels_path, progress)
         except Exception as exc:  # noqa: BLE001 - belt and braces: the sweep must go on
             results = [TimingCaseResult(name, "?", 0,
                                         error=f"[network] {_short(exc)}: {traceback.format_exc()[-300:]}")]
-        doc["cases"] += [asdict(r) for r in results]
+        doc["cases"][first:] = [asdict(r) for r in results]
         doc["elapsed_s"] = round(budget.elapsed_s(), 1)
         write_json(out / "timing.json", doc)
         print(f"  {name:28s} {time.perf_counter() - t0:6.1f}s  errors: "

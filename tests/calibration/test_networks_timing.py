@@ -115,3 +115,29 @@ def test_sweep_cases_keeps_errors_and_writes_after_each_case(tmp_path):
     assert doc["cases"][1] == {"network": "b", "mode": "y", "error": "RuntimeError: no GPU"}
     on_disk = json.loads(path.read_text())
     assert [c["network"] for c in on_disk["cases"]] == ["a", "b"] and "finished_utc" in on_disk
+
+
+def test_a_network_killed_midway_keeps_its_finished_precisions(tmp_path, monkeypatch):
+    """timing.run writes timing.json after every precision of a network: a process its timeout kills keeps them
+    (MobileNetV5 at 768x768 lost every case that way)."""
+    import json
+
+    pytest.importorskip("torch")
+    opts = timing.parse_args(["--out", str(tmp_path), "--names", "lstm", "--precisions", "fp32,tf32",
+                              "--batches", "1", "--replays", "3", "--min-replays", "2", "--repeats", "2",
+                              "--eager-iters", "3", "--case-budget-s", "0.05", "--dry-run-cpu"])
+    real = timing.prepare_module
+
+    def killed_at_tf32(base, precision):
+        if precision == "tf32":
+            raise SystemExit("killed")  # not an Exception: nothing in the sweep catches it, as with a SIGKILL
+        return real(base, precision)
+
+    monkeypatch.setattr(timing, "prepare_module", killed_at_tf32)
+    try:
+        with pytest.raises(SystemExit):
+            timing.run(opts, "test")
+    finally:
+        gpu_common.use_device("cuda")
+    on_disk = json.loads((tmp_path / "timing.json").read_text())
+    assert [(c["precision"], c["error"]) for c in on_disk["cases"]] == [("fp32", "")]
