@@ -129,3 +129,18 @@ def test_every_blind10_network_has_one_committed_export():
     assert all(p is not None for p in paths.values())
     assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == {
         "halonet26t", "volo_d1", "mobilenetv5_300m", "univnet"}
+
+
+def test_blind11_is_7_new_families_outside_the_default_sweep():
+    blind11 = zoo.parse_names("blind11")
+    assert blind11 == zoo.names("blind11", include_extra=True) and len(blind11) == 7
+    assert not set(blind11) & set(zoo.names())
+    fams = {zoo.NETWORKS[n].arch_family for n in blind11}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.split != "blind11"}
+    assert len(fams) == 7 and not fams & others
+
+
+def test_every_blind11_network_has_a_committed_torchscript_export():
+    from calibration.fit.dataset import onnx_export
+
+    assert all(onnx_export(n, ("torchscript",)) is not None for n in zoo.parse_names("blind11"))
