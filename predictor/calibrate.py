@@ -42,5 +42,5 @@ def calibration_named(profile: MachineProfile, path: str | None = None, uncalibr
     from .fitted import bundled_calibration, load_calibration
 
     if path:
-        return load_calibration(path)
+        return load_calibration(path, profile)
     return bundled_calibration(profile) or Uncalibrated()

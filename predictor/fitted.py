@@ -339,7 +339,9 @@ def bundled_calibration(profile: MachineProfile) -> FittedCalibration | None:
     return FittedCalibration(doc, name, transferred)
 
 
-def load_calibration(path: str) -> FittedCalibration:
+def load_calibration(path: str, profile: MachineProfile | None = None) -> FittedCalibration:
+    """A fitted calibration JSON; with ``profile``, carried to it as the bundled fit is (predictor/machine/transfer.py)
+    when the file was fitted on another GPU (its ``gpu`` field)."""
     if not os.path.isfile(path):  # also keeps devices (/dev/zero) and FIFOs from being read
         raise PredictorError(f"no such calibration file: {path}")
     try:
@@ -353,7 +355,9 @@ def load_calibration(path: str) -> FittedCalibration:
         raise PredictorError(f"calibration {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
     except RecursionError:
         raise PredictorError(f"calibration {path} is not valid JSON: nested too deeply") from None
-    return FittedCalibration(parse_calibration(doc, path), path)
+    parsed = parse_calibration(doc, path)
+    transferred = parsed["gpu"] if profile is not None and parsed["gpu"] != profile.name else None
+    return FittedCalibration(parsed, path, transferred)
 
 
 __all__ = ["FittedCalibration", "bundled_calibration", "load_calibration", "parse_calibration", "Unit"]

@@ -261,3 +261,20 @@ def test_bidirectional_directions_overlap_fixed_costs():
 def test_rnn_bidir_overlap_bounded():
     with pytest.raises(PredictorError, match="rnn_bidir_overlap"):
         parse_calibration(_doc(rnn_bidir_overlap=0.99), "c.json")
+
+
+def test_a_calibration_file_fitted_on_another_gpu_is_transferred_as_the_bundled_one():
+    """--calibration FILE with --gpu h100: the H200 fit in the file is carried to the H100 (ceilings scaled), as the
+    bundled fit is, not applied to the H100's datasheet ceilings as if fitted there."""
+    import os
+
+    from predictor.calibrate import calibration_named
+    from predictor.fitted import DATA_DIR, load_calibration
+
+    h100, h200 = load_profile("h100"), load_profile("h200")
+    path = os.path.join(DATA_DIR, "calibration_h200.json")
+    assert load_calibration(path).transferred_from is None
+    assert load_calibration(path, h200).transferred_from is None
+    cal = calibration_named(h100, path)
+    assert cal.transferred_from == "h200" and "transferred" in cal.name
+    assert cal.transfer_for(h100) is not None

@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="default: calibration/data/GPU/accuracy")
     a = ap.parse_args(argv)
     a.out = a.out or DATA / a.gpu / "accuracy"
-    cal = load_calibration(a.calibration) if a.calibration else None
+    cal = load_calibration(a.calibration, load_profile(a.gpu)) if a.calibration else None
     rows = evaluate(cal, a.gpu)
     summary = tables(rows)
     from predictor.calibrate import Uncalibrated

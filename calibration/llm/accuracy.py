@@ -41,7 +41,7 @@ def run(data_dir: str, gpu: str = "h200", onnx_dir: str = "", calibration: str =
     root = Path(data_dir)
     doc = json.loads((root / "serving.json").read_text())
     profile = load_profile(gpu)
-    cal = load_calibration(calibration) if calibration else (bundled_calibration(profile) or Uncalibrated())
+    cal = load_calibration(calibration, profile) if calibration else (bundled_calibration(profile) or Uncalibrated())
     rows = []
     for arch, sub in doc.get("archs", {}).items():
         for case in sub.get("cases", []):
