@@ -491,12 +491,15 @@ def run(opts: TimingOptions, command: str = "") -> dict:
         t0 = time.perf_counter()
         first = len(doc["cases"])
 
-        def progress(results: list[TimingCaseResult], first: int = first, name: str = name) -> None:
+        def store(results: list[TimingCaseResult], first: int = first) -> None:
+            """This network's results so far in place of its earlier ones, written out."""
             doc["cases"][first:] = [asdict(r) for r in results]
             doc["elapsed_s"] = round(budget.elapsed_s(), 1)
             write_json(out / "timing.json", doc)
-            last = results[-1] if results else None
-            print(f"  {name}: {last.precision if last else '-'} done, {len(results)} cases, "
+
+        def progress(results: list[TimingCaseResult], name: str = name) -> None:
+            store(results)
+            print(f"  {name}: {results[-1].precision if results else '-'} done, {len(results)} cases, "
                   f"{time.perf_counter() - t0:.1f}s", flush=True)
 
         try:
@@ -504,9 +507,7 @@ def run(opts: TimingOptions, command: str = "") -> dict:
         except Exception as exc:  # noqa: BLE001 - belt and braces: the sweep must go on
             results = [TimingCaseResult(name, "?", 0,
                                         error=f"[network] {_short(exc)}: {traceback.format_exc()[-300:]}")]
-        doc["cases"][first:] = [asdict(r) for r in results]
-        doc["elapsed_s"] = round(budget.elapsed_s(), 1)
-        write_json(out / "timing.json", doc)
+        store(results)
         print(f"  {name:28s} {time.perf_counter() - t0:6.1f}s  errors: "
               f"{sum(1 for r in results if r.error)}/{len(results)}", flush=True)
     doc["finished_utc"] = utc_now()

@@ -721,7 +721,8 @@ def _specs() -> list[NetworkSpec]:
           arch="regnetz", description="RegNetZ-C16: inverted bottlenecks (expansion 4, group width 16 grouped 3x3) with "
                                       "SE and SiLU on a RegNet width schedule, a 1x1 head; 256x256"),
         # -- the second call (BLIND_PART=2)
-        S("maskformer_swin_t", "segmentation", "transformers", "train", _maskformer, "image", (3, 512, 512),
+        S("maskformer_swin_t", "segmentation", "transformers", "train",
+          _mask_logits("MaskFormerForInstanceSegmentation", "MaskFormerConfig"), "image", (3, 512, 512),
           default=False, arch="maskformer",
           description="MaskFormerConfig() defaults (Swin-T backbone): FPN pixel decoder, 6-layer transformer decoder on "
                       "100 queries, per-query mask embeddings dotted with the 1/4 pixel embeddings; 512x512 -> mask logits"),
@@ -818,7 +819,8 @@ def _specs() -> list[NetworkSpec]:
           arch="longformer",
           description="LongformerConfig() defaults (base): sliding-window attention (512-token window computed as "
                       "overlapping chunks) with global attention on no token, 12 layers d=768; seq 1024"),
-        S("mask2former_swin_t", "segmentation", "transformers", "train", _mask2former, "image", (3, 384, 384),
+        S("mask2former_swin_t", "segmentation", "transformers", "train",
+          _mask_logits("Mask2FormerForUniversalSegmentation", "Mask2FormerConfig"), "image", (3, 384, 384),
           default=False, arch="mask2former",
           description="Mask2FormerConfig() defaults (Swin-T backbone): multi-scale deformable-attention pixel decoder "
                       "(grid-sample of 4 points per head and level), masked-attention transformer decoder with 100 "
@@ -875,7 +877,8 @@ def _specs() -> list[NetworkSpec]:
           description="Zamba2-2.7B shape with 7 of its 54 layers: six Mamba2 blocks (8 heads of 640, state 64) and "
                       "one hybrid layer whose shared transformer block (attention on the concatenation of the hidden "
                       "state and the embeddings, MLP 10240) feeds a linear back into a Mamba2 block; d=2560; seq 128"),
-        S("eomt_large", "segmentation", "transformers", "train", _eomt, "image", (3, 640, 640), default=False,
+        S("eomt_large", "segmentation", "transformers", "train",
+          _mask_logits("EomtForUniversalSegmentation", "EomtConfig"), "image", (3, 640, 640), default=False,
           arch="eomt", description="EomtConfig() defaults (EoMT, ViT-L/16 + 4 registers): 200 mask queries join the "
                                    "tokens for the last 4 blocks, masked attention from the per-block mask "
                                    "predictions, mask upscaling head; 640x640 -> mask logits"),
@@ -1120,25 +1123,16 @@ def _eva02_small() -> Any:
     return model
 
 
-def _maskformer() -> Any:
-    import transformers
+def _mask_logits(model_name: str, config_name: str) -> Callable[[], Any]:
+    """A Hugging Face mask-classification model (MaskFormer, Mask2Former, EoMT) from its default config -> its
+    per-query mask logits."""
+    def build() -> Any:
+        import transformers
 
-    model = transformers.MaskFormerForInstanceSegmentation(transformers.MaskFormerConfig())
-    return _wrap("PixelOutput", model, "masks_queries_logits")
+        model = getattr(transformers, model_name)(getattr(transformers, config_name)())
+        return _wrap("PixelOutput", model, "masks_queries_logits")
 
-
-def _eomt() -> Any:
-    import transformers
-
-    model = transformers.EomtForUniversalSegmentation(transformers.EomtConfig())
-    return _wrap("PixelOutput", model, "masks_queries_logits")
-
-
-def _mask2former() -> Any:
-    import transformers
-
-    model = transformers.Mask2FormerForUniversalSegmentation(transformers.Mask2FormerConfig())
-    return _wrap("PixelOutput", model, "masks_queries_logits")
+    return build
 
 
 def _fcos() -> Any:
