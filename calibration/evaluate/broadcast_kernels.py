@@ -61,6 +61,8 @@ def layout(a: list[int], b: list[int], out: tuple[int, ...]) -> str:
 
 
 def kernel_rows(gpu: str, min_elements: int) -> list[dict]:
+    """One dict per broadcasting binary kernel of ``gpu``'s kernel tables (see the module text): network, precision,
+    batch, aten op (in-place folded), the two operand shapes, duration, layout and rates."""
     rows = []
     for path in sorted((DATA / gpu / "timing").glob("**/kernels.csv.gz")):
         with gzip.open(path, "rt", newline="") as fh:
@@ -80,9 +82,10 @@ def kernel_rows(gpu: str, min_elements: int) -> list[dict]:
                     continue
                 n_out = math.prod(out)
                 nbytes = ELT[r["precision"]] * (math.prod(tensors[0]) + math.prod(tensors[1]) + n_out)
-                rows.append({"network": r["network"], "precision": r["precision"], "layout": layout(*tensors, out),
-                             "rank": len(out), "elements": n_out, "elements_per_s": n_out / dur,
-                             "bytes_per_s": nbytes / dur})
+                rows.append({"network": r["network"], "precision": r["precision"], "batch": int(r["batch"]),
+                             "op": r["leaf_op"].rstrip("_"), "shapes": (tuple(tensors[0]), tuple(tensors[1])),
+                             "duration_s": dur, "layout": layout(*tensors, out), "rank": len(out),
+                             "elements": n_out, "elements_per_s": n_out / dur, "bytes_per_s": nbytes / dur})
     return rows
 
 

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     profile = load_profile("h200")
     cases = training_cases(load_cases())
     families_used = tuple(dict.fromkeys(f for st in settings for f in st.micro_families))
-    data = prepare_fit(cases, load_kernels(), profile, families_used)
+    data = prepare_fit(cases, load_kernels(), profile, families_used, table=any(st.table_weight > 0 for st in settings))
     results = []
     for st in settings:
         print(f"setting {st}")

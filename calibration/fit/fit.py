@@ -3,7 +3,10 @@
     python -m calibration.fit.fit [--out predictor/data/calibration_h200.json]
 
 Data: calibration/data/h200/timing (eager per-kernel tables and reference times) and the committed ONNX
-graphs. Only networks whose zoo split is ``train`` are read; held-out networks are never seen here.
+graphs. Only networks whose zoo split is ``train`` are read; held-out networks are never seen here. Besides their
+module scopes, the op microbenchmarks' kernels are samples of their own (calibration/fit/kernel_samples.py), and with
+``FitSettings.table_weight`` > 0 (not the bundled fit's setting) the training networks' broadcasting elementwise
+kernels too (calibration/fit/table_samples.py).
 Per (op class, precision) three parameters (and one shared ``gemm_k_half``, below): the fixed cost of a kernel ``t0_s`` and the fractions of the
 compute and memory ceilings reached (``eff_compute``, ``eff_memory``); per (op type, precision) the hidden
 kernels the runtime adds (learned from module scopes that hold a single costed node), costed as layout
@@ -43,6 +46,7 @@ from predictor.types import DEFAULT_OPSET, MemLevel
 from .dataset import Case, graph_for, kernels_by_scope, load_cases, load_kernels, normalise_scope
 from .dataset import zoo_split as _zoo_split
 from .kernel_samples import FIT_FAMILIES, micro_costs, row_label
+from .table_samples import table_samples
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 # precisions that share one parameter set (tried: fp16 with bf16 made both splits worse, 14%/23% MAPE
@@ -401,6 +405,8 @@ class FitSettings:
     micro_families: tuple[str, ...] = FIT_FAMILIES
     probe_ceilings: float = 1.0  # 1: after the solve, try low eff_compute / eff_memory per group (probe_ceilings)
     min_tensor_efficiency: float = MIN_TENSOR_EFFICIENCY  # lower bound of eff_compute of tensor-core GEMM/conv classes
+    table_weight: float = 0.0  # weight of the kernel-table samples (table_samples.py) beside the scope samples; 0:
+    # none are built. Tried at 1 on 2026-12-05 (grouped CV 12.6% against 12.4% without: not adopted, README)
     legacy_bounds: float = 0.0  # 1: the bounds of the fit before predictor/timing/params.py (eff_memory up to 3,
     # no floor for GEMM-like classes), for comparison in cross-validation only
 
@@ -424,10 +430,12 @@ class FitData:
     counts: np.ndarray  # nodes per group (hidden kernels counted for the layout group)
     gap_s: float
     micro_labels: list[str]
+    table: np.ndarray  # per sample: a kernel-table sample (calibration/fit/table_samples.py)
 
 
 def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple[str, ...] = FIT_FAMILIES,
-                log=print) -> FitData:
+                log=print, table: bool = False) -> FitData:
+    """The fit's samples; ``table``: with the kernel-table samples (calibration/fit/table_samples.py)."""
     hidden = learn_hidden_kernels(cases, kernels, profile)
     keys = [(c, p) for c in FIT_CLASSES for p in PRECISIONS if p not in SHARED]
     groups = {k: i for i, k in enumerate(keys)}
@@ -436,17 +444,40 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
     for (cls, prec), e in sorted(eff_l2.items()):
         log(f"{cls} {prec}: recurrent GEMV kernels stream R from L2 at {e:.3f} of the ERT L2 bandwidth")
     rows, measured, weights, case_ref, sample_case = build_rows(cases, kernels, profile, hidden, groups)
-    # microbenchmark kernels: one node per measured call, a sample each (calibration/fit/kernel_samples.py)
+    gap_s = replay_gap_s(cases, kernels) or profile.kernel_gap_s
+    names = [c.network for c in cases if kernels.get(c.key) and graph_for(c.network, c.batch) is not None]
+    cids = {c.key: i for i, c in enumerate(c for c in cases if kernels.get(c.key)
+                                            and graph_for(c.network, c.batch) is not None)}
+    # the training networks' own broadcasting kernels, one sample per (case, op, shapes)
+    # (calibration/fit/table_samples.py); the model adds the replay gap to a sample outside a case, so it is added
+    # to their measured time
     cols = node_columns()
+    table_meas, table_w, table_case = [], [], []
+    for key, node, cost, median_s, summed_s in (table_samples(set(cids), profile) if table else []):
+        sid = len(measured) + len(table_meas)
+        append_node(cols, cost, node, key[1], profile, hidden, groups, sid, -1)
+        cols["hidden"][-1], cols["hidden_s"][-1] = 0.0, 0.0
+        table_meas.append(median_s + gap_s)
+        table_w.append(math.sqrt(summed_s / (math.fsum(r.duration_s for r in kernels[key]) or 1.0)))
+        table_case.append(cids[key])
+    if table:
+        log(f"{len(table_meas)} kernel-table samples (broadcasting elementwise kernels of the training networks)")
+    measured = np.concatenate([measured, table_meas])
+    weights = np.concatenate([weights, table_w])
+    sample_case = np.concatenate([sample_case, np.asarray(table_case, dtype=int)])
+    is_table = np.zeros(len(measured), dtype=bool)
+    is_table[len(measured) - len(table_meas):] = True
+    # microbenchmark kernels: one node per measured call, a sample each (calibration/fit/kernel_samples.py)
     micro_meas, labels = [], []
     for r, node, cost in micro_costs(micro_families, profile):
         sid = len(measured) + len(micro_meas)
         append_node(cols, cost, node, r["precision"], profile, hidden, groups, sid, -1)
         micro_meas.append(float(r["time_s"]))
         labels.append(row_label(r))
-    if micro_meas:
-        micro = node_rows(cols)
-        rows = NodeRows(**{k: np.concatenate([getattr(rows, k), getattr(micro, k)]) for k in _ROW_FIELDS})
+    if table_meas or micro_meas:
+        extra = node_rows(cols)
+        rows = NodeRows(**{k: np.concatenate([getattr(rows, k), getattr(extra, k)]) for k in _ROW_FIELDS})
+    is_table = np.concatenate([is_table, np.zeros(len(micro_meas), dtype=bool)])
     measured = np.concatenate([measured, micro_meas])
     weights = np.concatenate([weights, np.ones(len(micro_meas))])
     sample_case = np.concatenate([sample_case, -np.ones(len(micro_meas), dtype=int)])
@@ -455,9 +486,8 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
         l2[groups[k]] = e
     counts = np.bincount(rows.group, minlength=len(keys)) + \
         np.bincount(rows.layout_group, weights=(rows.hidden > 0).astype(float), minlength=len(keys)).astype(int)
-    names = [c.network for c in cases if kernels.get(c.key) and graph_for(c.network, c.batch) is not None]
     return FitData(rows, measured, weights, sample_case, case_ref, names, keys, groups, hidden, eff_l2, l2, counts,
-                   replay_gap_s(cases, kernels) or profile.kernel_gap_s, labels)
+                   gap_s, labels, is_table)
 
 
 _PARAM_ORDER = ("t0_s", "eff_compute", "eff_memory")
@@ -510,7 +540,8 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
     theta0, lo, hi = _theta_bounds(data, bool(settings.legacy_bounds), settings.min_tensor_efficiency)
     keep_case = np.asarray([n not in exclude for n in data.case_names], dtype=float)
     sample_w = data.weights * np.where(data.sample_case >= 0, keep_case[np.maximum(data.sample_case, 0)],
-                                       settings.micro_weight) * _micro_family_mask(data, settings.micro_families)
+                                       settings.micro_weight) * _micro_family_mask(data, settings.micro_families) \
+        * np.where(data.table, settings.table_weight, 1.0)
     n_cases = len(data.case_ref)
 
     def resid(theta):
@@ -632,16 +663,18 @@ def parameter_report(sol, data: FitData,
 
 def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSettings = FitSettings(),
         data: FitData | None = None) -> dict:
-    data = data or prepare_fit(cases, kernels, profile, settings.micro_families, log)
+    data = data or prepare_fit(cases, kernels, profile, settings.micro_families, log, settings.table_weight > 0)
     sol = solve(data, settings)
     rows, keys, groups, counts = data.rows, data.keys, data.groups, data.counts
     pred = _sample_times(sol.x, data)
     err = np.abs(pred / data.measured - 1)
-    net = data.sample_case >= 0
+    net, micro = (data.sample_case >= 0) & ~data.table, data.sample_case < 0
     whole = predict_cases(sol.x, rows, len(data.case_ref), data.gap_s, data.eff_l2)
-    log(f"fit: {int(net.sum())} module-scope samples from {len(cases)} cases and {int((~net).sum())} microbenchmark "
-        f"kernels, {len(keys) * 3} parameters; scope median |error| {np.median(err[net]):.1%}, kernel median "
-        f"|error| {np.median(err[~net]) if (~net).any() else float('nan'):.1%}, training whole-network MAPE "
+    med = lambda m: float(np.median(err[m])) if m.any() else None  # noqa: E731
+    log(f"fit: {int(net.sum())} module-scope samples from {len(cases)} cases, {int(data.table.sum())} kernel-table "
+        f"samples and {int(micro.sum())} microbenchmark kernels, {len(keys) * 3} parameters; scope median |error| "
+        f"{med(net):.1%}, kernel-table {med(data.table) or float('nan'):.1%}, microbenchmark "
+        f"{med(micro) or float('nan'):.1%}, training whole-network MAPE "
         f"{np.mean(np.abs(whole / data.case_ref - 1)):.1%}, cost {sol.cost:.4g}")
     classes: dict[str, dict[str, dict]] = {}
     for (cls, prec), i in sorted(groups.items(), key=lambda kv: PRECISIONS.index(kv[0][1])):
@@ -667,9 +700,9 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
     all_fits = [v for by_p in classes.values() for p, v in by_p.items() if p != "*"]
     classes["default"] = {"*": {k: float(np.exp(np.median([math.log(v[k]) for v in all_fits])))
                                 for k in ("t0_s", "eff_compute", "eff_memory")}}
-    return {"classes": classes, "hidden": data.hidden, "scope_median_error": float(np.median(err[net])),
-            "kernel_median_error": float(np.median(err[~net])) if (~net).any() else None,
-            "n_samples": int(net.sum()), "n_kernel_samples": int((~net).sum()),
+    return {"classes": classes, "hidden": data.hidden, "scope_median_error": med(net),
+            "kernel_median_error": med(micro), "table_median_error": med(data.table),
+            "n_samples": int(net.sum()), "n_kernel_samples": int(micro.sum()), "n_table_samples": int(data.table.sum()),
             "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4], "gap_s": data.gap_s,
             "train_mape": float(np.mean(np.abs(whole / data.case_ref - 1))),
             "report": parameter_report(sol, data, settings), "settings": asdict(settings)}
@@ -754,10 +787,16 @@ def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, f
             "microbenchmark_kernel_samples": result.get("n_kernel_samples", 0),
             "kernel_median_abs_error": round(result["kernel_median_error"], 4)
             if result.get("kernel_median_error") is not None else None,
+            "kernel_table_samples": result.get("n_table_samples", 0),
+            "kernel_table_median_abs_error": round(result["table_median_error"], 4)
+            if result.get("table_median_error") is not None else None,
             "scope_median_abs_error": round(result["scope_median_error"], 4),
             "training_whole_network_mape": round(result["train_mape"], 4),
             "data": "calibration/data/h200/timing (PyTorch 2.11 eager, cuDNN 9.19, H200, 2026-12-02) and the op "
-                    "microbenchmarks calibration/data/h200/microbench (families: calibration/fit/kernel_samples.py)",
+                    "microbenchmarks calibration/data/h200/microbench (families: calibration/fit/kernel_samples.py)" + (
+                        "; the training networks' broadcasting elementwise kernels from the same timing tables, one "
+                        "sample per case, op and shapes (calibration/fit/table_samples.py)"
+                        if result.get("n_table_samples") else ""),
             "profile": "h200 (ERT-measured ceilings)",
             "kernel_gap_s": "median over the training networks' batch-1 replayed cases of (CUDA-graph replay time - "
                             "eager kernel sum) / kernels (calibration/fit/fit.py replay_gap_s); the ERT run's replay of "

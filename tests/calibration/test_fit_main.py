@@ -27,7 +27,7 @@ def refit():
 
 def test_samples(refit):
     data, result = refit
-    assert result["n_samples"] >= 9000 and result["n_kernel_samples"] >= 1500
+    assert result["n_samples"] >= 9000 and result["n_kernel_samples"] >= 1500 and result["n_table_samples"] == 0
     # only training networks' cases: the held-out and blind networks never reach the fit
     from calibration.networks.zoo import NETWORKS
 
