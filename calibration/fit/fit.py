@@ -445,9 +445,8 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
         log(f"{cls} {prec}: recurrent GEMV kernels stream R from L2 at {e:.3f} of the ERT L2 bandwidth")
     rows, measured, weights, case_ref, sample_case = build_rows(cases, kernels, profile, hidden, groups)
     gap_s = replay_gap_s(cases, kernels) or profile.kernel_gap_s
-    names = [c.network for c in cases if kernels.get(c.key) and graph_for(c.network, c.batch) is not None]
-    cids = {c.key: i for i, c in enumerate(c for c in cases if kernels.get(c.key)
-                                            and graph_for(c.network, c.batch) is not None)}
+    costed = [c for c in cases if kernels.get(c.key) and graph_for(c.network, c.batch) is not None]  # build_rows' cases
+    names, cids = [c.network for c in costed], {c.key: i for i, c in enumerate(costed)}
     # the training networks' own broadcasting kernels, one sample per (case, op, shapes)
     # (calibration/fit/table_samples.py); the model adds the replay gap to a sample outside a case, so it is added
     # to their measured time
