@@ -1,0 +1,76 @@
+"""Batch-norm kernels as they ran inside the measured networks: rate per input element and per byte, by kernel.
+
+    python -m calibration.evaluate.norm_kernels [--gpu h200] [--min-elements 4000000]
+
+Reads every kernel table under calibration/data/<gpu>/timing (eager rows with the profiler's input shapes) and keeps
+the kernels of aten batch-norm calls whose input has at least ``--min-elements`` elements. Per precision and kernel
+(cuDNN's ``bn_fw_inf_1C11_kernel_NCHW`` at fp32 and tf32, PyTorch's own ``batch_norm_transform_input_kernel`` for a
+16-bit model, and the small elementwise kernels of the same call), the median rate in input elements/s and in
+bytes/s (the input read once and the output written once at the case's element size). The small kernels of the
+same call (parameter arithmetic: ``vectorized_elementwise_kernel``) carry the call's input shape too, so their rates
+mean nothing. Ignores: the per-channel parameters' bytes, autocast's mixed dtypes (not in these tables).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import math
+import statistics
+from collections import defaultdict
+
+from ..fit.dataset import DATA
+
+ELT = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+
+
+def kernel_rows(gpu: str, min_elements: int) -> list[dict]:
+    """One dict per kernel of a batch-norm call on ``min_elements``+ input elements: network, precision, kernel name
+    (up to its template arguments), input elements and rates."""
+    rows = []
+    for path in sorted((DATA / gpu / "timing").glob("**/kernels.csv.gz")):
+        with gzip.open(path, "rt", newline="") as fh:
+            for r in csv.DictReader(fh):
+                if r.get("source", "eager") != "eager" or "batch_norm" not in (r.get("leaf_op") or ""):
+                    continue
+                try:
+                    shapes = json.loads(r["input_shapes"])
+                    dur = float(r["duration_us"]) * 1e-6
+                except (ValueError, KeyError):
+                    continue
+                x = shapes[0] if shapes and isinstance(shapes[0], list) else None
+                if not x or dur <= 0 or r["precision"] not in ELT or math.prod(x) < min_elements:
+                    continue
+                n = math.prod(x)
+                rows.append({"network": r["network"], "precision": r["precision"],
+                             "kernel": r["kernel_name"].split("<")[0].split("(")[0].replace("void ", ""),
+                             "elements": n, "elements_per_s": n / dur,
+                             "bytes_per_s": 2 * ELT[r["precision"]] * n / dur})
+    return rows
+
+
+def summary(rows: list[dict]) -> dict:
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r["precision"], r["kernel"])].append(r)
+    return {f"{p} {k}": {"kernels": len(g), "networks": len({r["network"] for r in g}),
+                         "G_elements_per_s": round(statistics.median(r["elements_per_s"] for r in g) / 1e9, 1),
+                         "TB_per_s": round(statistics.median(r["bytes_per_s"] for r in g) / 1e12, 2)}
+            for (p, k), g in sorted(groups.items())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m calibration.evaluate.norm_kernels", description=__doc__.splitlines()[0])
+    ap.add_argument("--gpu", default="h200")
+    ap.add_argument("--min-elements", type=int, default=4_000_000)
+    a = ap.parse_args(argv)
+    s = summary(kernel_rows(a.gpu, a.min_elements))
+    print("| precision kernel | kernels | networks | G elements/s | TB/s |\n| --- | --- | --- | --- | --- |")
+    for k, v in s.items():
+        print(f"| {k} | {v['kernels']} | {v['networks']} | {v['G_elements_per_s']} | {v['TB_per_s']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
