@@ -89,14 +89,22 @@ def kernel_rows(gpu: str, min_elements: int) -> list[dict]:
     return rows
 
 
-def summary(rows: list[dict]) -> dict:
+def summary(rows: list[dict], by: str = "layout") -> dict:
+    """Per "precision <row[by]>": kernels, networks and the median rates (G elements/s, TB/s)."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in rows:
-        groups[(r["precision"], r["layout"])].append(r)
-    return {f"{p} {lay}": {"kernels": len(g), "networks": len({r["network"] for r in g}),
-                           "G_elements_per_s": round(statistics.median(r["elements_per_s"] for r in g) / 1e9, 1),
-                           "TB_per_s": round(statistics.median(r["bytes_per_s"] for r in g) / 1e12, 2)}
-            for (p, lay), g in sorted(groups.items())}
+        groups[(r["precision"], r[by])].append(r)
+    return {f"{p} {k}": {"kernels": len(g), "networks": len({r["network"] for r in g}),
+                         "G_elements_per_s": round(statistics.median(r["elements_per_s"] for r in g) / 1e9, 1),
+                         "TB_per_s": round(statistics.median(r["bytes_per_s"] for r in g) / 1e12, 2)}
+            for (p, k), g in sorted(groups.items())}
+
+
+def print_table(s: dict, label: str) -> None:
+    """A summary as a markdown table, its first column headed "precision <label>"."""
+    print(f"| precision {label} | kernels | networks | G elements/s | TB/s |\n| --- | --- | --- | --- | --- |")
+    for k, v in s.items():
+        print(f"| {k} | {v['kernels']} | {v['networks']} | {v['G_elements_per_s']} | {v['TB_per_s']} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,10 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--min-elements", type=int, default=1_000_000)
     a = ap.parse_args(argv)
-    s = summary(kernel_rows(a.gpu, a.min_elements))
-    print("| precision layout | kernels | networks | G elements/s | TB/s |\n| --- | --- | --- | --- | --- |")
-    for k, v in s.items():
-        print(f"| {k} | {v['kernels']} | {v['networks']} | {v['G_elements_per_s']} | {v['TB_per_s']} |")
+    print_table(summary(kernel_rows(a.gpu, a.min_elements)), "layout")
     return 0
 
 

@@ -17,12 +17,10 @@ import csv
 import gzip
 import json
 import math
-import statistics
-from collections import defaultdict
 
 from ..fit.dataset import DATA
-
-ELT = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+from . import broadcast_kernels
+from .broadcast_kernels import ELT
 
 
 def kernel_rows(gpu: str, min_elements: int) -> list[dict]:
@@ -51,13 +49,8 @@ def kernel_rows(gpu: str, min_elements: int) -> list[dict]:
 
 
 def summary(rows: list[dict]) -> dict:
-    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for r in rows:
-        groups[(r["precision"], r["kernel"])].append(r)
-    return {f"{p} {k}": {"kernels": len(g), "networks": len({r["network"] for r in g}),
-                         "G_elements_per_s": round(statistics.median(r["elements_per_s"] for r in g) / 1e9, 1),
-                         "TB_per_s": round(statistics.median(r["bytes_per_s"] for r in g) / 1e12, 2)}
-            for (p, k), g in sorted(groups.items())}
+    """Per "precision kernel": kernels, networks and the median rates (G elements/s, TB/s)."""
+    return broadcast_kernels.summary(rows, by="kernel")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,10 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--min-elements", type=int, default=4_000_000)
     a = ap.parse_args(argv)
-    s = summary(kernel_rows(a.gpu, a.min_elements))
-    print("| precision kernel | kernels | networks | G elements/s | TB/s |\n| --- | --- | --- | --- | --- |")
-    for k, v in s.items():
-        print(f"| {k} | {v['kernels']} | {v['networks']} | {v['G_elements_per_s']} | {v['TB_per_s']} |")
+    broadcast_kernels.print_table(summary(kernel_rows(a.gpu, a.min_elements)), "kernel")
     return 0
 
 
