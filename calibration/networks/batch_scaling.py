@@ -5,12 +5,13 @@
 Costs each network's committed graph at batch 1 and batch 2 (fp16, the predictor's own FLOP count) and lists those
 whose FLOPs grow by less than ``--min-ratio``: a trace that kept a batch-dependent size as a constant (Pixtral's
 packed patch sequence, 2048 tokens at any batch) gives a graph that is not the program PyTorch runs at other batch
-sizes, and nothing in its shapes says so. Exit status 1 when any is listed. Ignores: networks whose work is meant to
-be batch-independent (none in the zoo).
+sizes, and nothing in its shapes says so. Exit status 1 when any is listed, 2 for an unknown name. Ignores:
+networks whose work is meant to be batch-independent (none in the zoo).
 """
 from __future__ import annotations
 
 import argparse
+import sys
 
 from predictor.graph.cost import cost_graph
 from predictor.graph.traffic import traffic_for
@@ -42,8 +43,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-ratio", type=float, default=1.5)
     a = ap.parse_args(argv)
     flagged = 0
-    names = [n for tok in a.names for n in (zoo.names(tok, include_extra=True) if tok in zoo.SPLITS
-                                              else zoo.parse_names(tok))]
+    try:
+        names = [n for tok in a.names for n in (zoo.names(tok, include_extra=True) if tok in zoo.SPLITS
+                                                  else zoo.parse_names(tok))]
+    except KeyError as e:
+        print(f"error: {str(e.args[0]).split(';')[0]} (a zoo network or split: {', '.join(zoo.SPLITS)})",
+              file=sys.stderr)
+        return 2
     for name in names:
         f1, f2 = total_flops(name, 1), total_flops(name, 2)
         if not f1 or f2 is None:
