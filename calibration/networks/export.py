@@ -162,6 +162,15 @@ def _repeat_interleave_fixed(g, self, repeats, dim=None, output_size=None):
     return symbolic_opset13.repeat_interleave(g, self, repeats, dim, output_size)
 
 
+def _expm1(g, self):
+    """aten::expm1 (no TorchScript ONNX symbolic; ONNX has no Expm1) as Exp(x) - 1: two elementwise nodes where
+    PyTorch runs one kernel (Apertus' xIELU activation)."""
+    import torch
+
+    one = g.op("CastLike", g.op("Constant", value_t=torch.tensor(1.0)), self)
+    return g.op("Sub", g.op("Exp", self), one)
+
+
 @contextlib.contextmanager
 def _torchscript_symbolic_fixes(opset: int):
     """Replace TorchScript exporter symbolics that write invalid graphs (see each function) while exporting at
@@ -174,7 +183,7 @@ def _torchscript_symbolic_fixes(opset: int):
         yield
         return
     fixes = {"aten::unfold": symbolic_helper.parse_args("v", "i", "v", "v")(_unfold_fixed),
-             "aten::repeat_interleave": _repeat_interleave_fixed}
+             "aten::repeat_interleave": _repeat_interleave_fixed, "aten::expm1": _expm1}
     for name, fn in fixes.items():
         torch.onnx.register_custom_op_symbolic(name, fn, opset)
     try:

@@ -138,6 +138,18 @@ class UNet(nn.Module):
         return self.head(x)
 
 
+class VideoLastHidden(nn.Module):
+    """Hugging Face video encoder (V-JEPA 2) on (batch, frames, channels, height, width) -> last_hidden_state, the
+    predictor skipped."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(pixel_values_videos=x, skip_predictor=True).last_hidden_state
+
+
 class AudioLastHidden(nn.Module):
     """Hugging Face speech encoder (wav2vec2-style) -> last_hidden_state (forward takes raw input_values)."""
 

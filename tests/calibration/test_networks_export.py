@@ -157,14 +157,30 @@ def test_symbolic_fixes_export_negative_dims_as_torch_runs_them():
         assert np.array_equal(got, want)
 
 
+def test_expm1_exports_as_exp_minus_one():
+    """aten::expm1 (Apertus' xIELU) has no TorchScript symbolic: Exp(x) - 1, in the input's dtype."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    np = pytest.importorskip("numpy")
+
+    class Expm1(torch.nn.Module):
+        def forward(self, x):
+            return torch.expm1(torch.clamp(x, max=0.0))
+
+    x = torch.linspace(-4.0, 1.0, 12).reshape(2, 6)
+    got = _export_and_run(Expm1(), x)
+    assert got.dtype == np.float32 and np.allclose(got, Expm1()(x).numpy(), atol=1e-6)
+
+
 def test_symbolic_fixes_restore_the_exporters_own():
     pytest.importorskip("torch")
     from torch.onnx._internal.torchscript_exporter import registration
 
     groups = {name: registration.registry.get_function_group(name)
-              for name in ("aten::unfold", "aten::repeat_interleave")}
+              for name in ("aten::unfold", "aten::repeat_interleave", "aten::expm1")}
     before = {name: g.get(17) for name, g in groups.items()}
     with export._torchscript_symbolic_fixes(17):
         assert groups["aten::unfold"].get(17).__name__ == "_unfold_fixed"
         assert groups["aten::repeat_interleave"].get(17) is export._repeat_interleave_fixed
+        assert groups["aten::expm1"].get(17) is export._expm1
     assert {name: g.get(17) for name, g in groups.items()} == before
