@@ -114,8 +114,10 @@ class Transfer:
             return (f"calibration of {self.source_gpu} transferred to {self.target.name}: ceilings as measured; "
                     f"efficiencies as fitted{issue}")
         n = len(self.factors)
+        field = "bandwidth_Bps.HBM" if "bandwidth_Bps.HBM" in self.factors else next(iter(self.factors))
+        example = field.removeprefix("bandwidth_Bps.").removeprefix("peak_flops_per_s.")
         return (f"calibration of {self.source_gpu} transferred to {self.target.name}: {n} datasheet ceiling"
-                f"{'s' if n != 1 else ''} scaled to achievable (e.g. HBM x{self.factors.get('bandwidth_Bps.HBM', 1):.3g}"
+                f"{'s' if n != 1 else ''} scaled to achievable (e.g. {example} x{self.factors[field]:.3g}"
                 f"); SM count, L2 size and precisions from the profile; efficiencies as fitted{issue}")
 
 

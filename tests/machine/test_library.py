@@ -127,8 +127,11 @@ def test_derived_bandwidths_exact():
 
 
 def test_bundled_profiles_numbers_unchanged():
-    assert load_profile("h100").peak(Precision.FP32, Unit.CUDA) == 66900000000000.01
-    assert load_profile("h100").bandwidth(MemLevel.HBM) == 3.35e12
+    h100 = load_profile("h100")  # ERT-measured on an H100 SXM5 80GB (calibration/data/h100/ert, 2026-12-05)
+    assert h100.peak(Precision.FP32, Unit.CUDA) == 61873111387788.22
+    assert h100.bandwidth(MemLevel.HBM) == 2892791576682.0566
+    assert h100.source_kind("bandwidth_Bps.HBM") == "ert" and h100.source_kind("bandwidth_Bps.L1") == "derived"
+    assert h100.datasheet["bandwidth_Bps"]["HBM"] == 3.35e12
     assert load_profile("a100").bandwidth(MemLevel.HBM) == 2.039e12
     assert load_profile("v100").bandwidth(MemLevel.HBM) == 828.8e9
     assert load_profile("h200").bandwidth(MemLevel.HBM) == 3952090131751.126
