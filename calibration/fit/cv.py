@@ -21,7 +21,7 @@ import numpy as np
 from predictor.machine.profile import load_profile
 
 from .dataset import load_cases, load_kernels
-from .fit import FitSettings, predict_cases, prepare_fit, solve, training_cases
+from .fit import OTHER_GPUS, FitSettings, other_gpu_data, predict_cases, prepare_fit, solve, training_cases
 
 
 def families(names: list[str]) -> dict[str, list[str]]:
@@ -42,23 +42,42 @@ def folds_of(fams: dict[str, list[str]], n_folds: int = 0) -> list[list[str]]:
     return [names[i::n_folds] for i in range(n_folds)]
 
 
+def _scores(errors: dict[str, list[float]]) -> dict:
+    allerr = [abs(e) for es in errors.values() for e in es]
+    if not allerr:
+        return {"n": 0}
+    return {"n": len(allerr), "mape": float(np.mean(allerr)), "median": float(np.median(allerr)),
+            "within_10": float(np.mean([e <= 0.10 for e in allerr]))}
+
+
 def cross_validate(data, settings: FitSettings, log=print, n_folds: int = 0) -> dict:
+    """The fitted GPU's left-out cases score the setting; another GPU's (data prepared with other_gpus: the H100's,
+    a network left out on every GPU at once) are reported beside it, under ``other_gpus``."""
     fams = families(data.case_names)
+    own = data.case_gpu == 0
+    families_of = {f: set(ns) for f, ns in fams.items()}
     errors: dict[str, list[float]] = {}
+    other: dict[str, list[float]] = {}
     for fold in folds_of(fams, n_folds):
         nets = [n for f in fold for n in fams[f]]
         sol = solve(data, settings, exclude=frozenset(nets))
-        whole = predict_cases(sol.x, data.rows, len(data.case_ref), data.gap_s, data.eff_l2)
+        whole = predict_cases(sol.x, data.rows, len(data.case_ref), data.row_gap_s, data.eff_l2)
         for fam in fold:
-            errs = [float(whole[i] / data.case_ref[i] - 1) for i, n in enumerate(data.case_names) if n in fams[fam]]
-            errors[fam] = errs
-            log(f"  left out {fam} ({', '.join(fams[fam])}): MAPE {np.mean(np.abs(errs)):.1%} over {len(errs)} cases")
-    allerr = [abs(e) for es in errors.values() for e in es]
-    return {"settings": settings.__dict__ | {"micro_families": list(settings.micro_families)},
-            "folds": n_folds or len(fams),
-            "mape": float(np.mean(allerr)), "median": float(np.median(allerr)),
-            "within_10": float(np.mean([e <= 0.10 for e in allerr])),
-            "per_family": {f: float(np.mean(np.abs(es))) for f, es in errors.items()}}
+            err = [(bool(own[i]), float(whole[i] / data.case_ref[i] - 1)) for i, n in enumerate(data.case_names)
+                   if n in families_of[fam]]
+            errs, errs_other = [e for o, e in err if o], [e for o, e in err if not o]
+            if errs:
+                errors[fam] = errs
+                log(f"  left out {fam} ({', '.join(fams[fam])}): MAPE {np.mean(np.abs(errs)):.1%} over {len(errs)} cases")
+            if errs_other:
+                other[fam] = errs_other
+                log(f"  left out {fam} on another GPU: MAPE {np.mean(np.abs(errs_other)):.1%} over {len(errs_other)} cases")
+    out = {"settings": settings.__dict__ | {"micro_families": list(settings.micro_families)},
+           "folds": n_folds or len(fams), **{k: v for k, v in _scores(errors).items() if k != "n"},
+           "per_family": {f: float(np.mean(np.abs(es))) for f, es in errors.items()}}
+    if other:
+        out["other_gpus"] = {**_scores(other), "per_family": {f: float(np.mean(np.abs(es))) for f, es in other.items()}}
+    return out
 
 
 def _parse(spec: str) -> FitSettings:
@@ -80,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=0,
                     help="families dealt into this many folds (default: one per family)")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--h100", action="store_true",
+                    help="also read the H100's training cases (fit.OTHER_GPUS): scored apart, weighted by h100_weight")
     a = ap.parse_args(argv)
     try:
         settings = [_parse(s) for s in a.settings]
@@ -89,12 +110,17 @@ def main(argv: list[str] | None = None) -> int:
     profile = load_profile("h200")
     cases = training_cases(load_cases())
     families_used = tuple(dict.fromkeys(f for st in settings for f in st.micro_families))
-    data = prepare_fit(cases, load_kernels(), profile, families_used, table=any(st.table_weight > 0 for st in settings))
+    others = a.h100 or any(st.h100_weight > 0 for st in settings)
+    data = prepare_fit(cases, load_kernels(), profile, families_used, table=any(st.table_weight > 0 for st in settings),
+                       other_gpus=tuple(other_gpu_data(g) for g in OTHER_GPUS) if others else ())
     results = []
     for st in settings:
         print(f"setting {st}")
         res = cross_validate(data, st, n_folds=a.folds)
         print(f"  grouped CV: MAPE {res['mape']:.1%}, median {res['median']:.1%}, within 10% {res['within_10']:.0%}")
+        if "other_gpus" in res:
+            o = res["other_gpus"]
+            print(f"  other GPUs' left-out cases: MAPE {o['mape']:.1%}, median {o['median']:.1%} over {o['n']} cases")
         results.append(res)
     if a.out:
         a.out.write_text(json.dumps({"command": "python -m calibration.fit.cv " + " ".join(sys.argv[1:]),

@@ -6,7 +6,9 @@ Data: calibration/data/h200/timing (eager per-kernel tables and reference times)
 graphs. Only networks whose zoo split is ``train`` are read; held-out networks are never seen here. Besides their
 module scopes, the op microbenchmarks' kernels are samples of their own (calibration/fit/kernel_samples.py), and with
 ``FitSettings.table_weight`` > 0 (not the bundled fit's setting) the training networks' broadcasting elementwise
-kernels too (calibration/fit/table_samples.py).
+kernels too (calibration/fit/table_samples.py), and with ``FitSettings.h100_weight`` > 0 the H100's training cases
+(calibration/data/h100/timing: scope samples and whole-network times priced on the H100's ERT ceilings with the same
+parameters: a second memory system, 27% less HBM bandwidth at the same compute, that tells what a kernel is bound by).
 Per (op class, precision) three parameters (and one shared ``gemm_k_half``, below): the fixed cost of a kernel ``t0_s`` and the fractions of the
 compute and memory ceilings reached (``eff_compute``, ``eff_memory``); per (op type, precision) the hidden
 kernels the runtime adds (learned from module scopes that hold a single costed node), costed as layout
@@ -383,8 +385,8 @@ def predict_samples(theta: np.ndarray, rows: NodeRows, n_samples: int, eff_l2: n
     return np.bincount(rows.sample[m], weights=node[m], minlength=n_samples)
 
 
-def predict_cases(theta: np.ndarray, rows: NodeRows, n_cases: int, gap_s: float, eff_l2: np.ndarray) -> np.ndarray:
-    """Whole-network time: every node plus the graph-replay gap after each kernel (hidden ones too), less the
+def predict_cases(theta: np.ndarray, rows: NodeRows, n_cases: int, gap_s, eff_l2: np.ndarray) -> np.ndarray:
+    """Whole-network time: every node plus the graph-replay gap (s; or per node) after each kernel (hidden ones too), less the
     share ``rnn_overlap`` of the fixed costs of nodes that overlap their producer (as FittedCalibration)."""
     fixed, rest = _fixed_and_body(theta, rows, eff_l2)
     overlap = unpack(theta)[4]
@@ -409,6 +411,9 @@ class FitSettings:
     # none are built. Tried at 1 on 2026-12-05 (grouped CV 12.6% against 12.4% without: not adopted, README)
     legacy_bounds: float = 0.0  # 1: the bounds of the fit before predictor/timing/params.py (eff_memory up to 3,
     # no floor for GEMM-like classes), for comparison in cross-validation only
+    h100_weight: float = 0.0  # weight of the H100 training cases' scope samples and whole-network errors (priced on
+    # the H100's ERT ceilings, the same parameters): a second memory system that tells a bandwidth-bound kernel from
+    # one bound elsewhere; 0: none are built (see OTHER_GPUS)
 
 
 @dataclass
@@ -431,11 +436,15 @@ class FitData:
     gap_s: float
     micro_labels: list[str]
     table: np.ndarray  # per sample: a kernel-table sample (calibration/fit/table_samples.py)
+    case_gpu: np.ndarray  # per case: 0 for the fitted GPU's, i >= 1 for the i-th of ``other_gpus`` (prepare_fit)
+    row_gap_s: np.ndarray  # per node: the replay gap of its case's GPU (gap_s outside a case)
 
 
 def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple[str, ...] = FIT_FAMILIES,
-                log=print, table: bool = False) -> FitData:
-    """The fit's samples; ``table``: with the kernel-table samples (calibration/fit/table_samples.py)."""
+                log=print, table: bool = False, other_gpus: tuple = ()) -> FitData:
+    """The fit's samples; ``table``: with the kernel-table samples (calibration/fit/table_samples.py);
+    ``other_gpus``: (cases, kernels, profile) of other GPUs (other_gpu_data), their scope samples and cases priced on
+    their own ceilings with the same parameters and the fitted GPU's hidden kernels."""
     hidden = learn_hidden_kernels(cases, kernels, profile)
     keys = [(c, p) for c in FIT_CLASSES for p in PRECISIONS if p not in SHARED]
     groups = {k: i for i, k in enumerate(keys)}
@@ -447,6 +456,21 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
     gap_s = replay_gap_s(cases, kernels) or profile.kernel_gap_s
     costed = [c for c in cases if kernels.get(c.key) and graph_for(c.network, c.batch) is not None]  # build_rows' cases
     names, cids = [c.network for c in costed], {c.key: i for i, c in enumerate(costed)}
+    case_gpu, case_gap = [0] * len(names), [gap_s] * len(names)
+    for i, (o_cases, o_kernels, o_profile) in enumerate(other_gpus, start=1):
+        o_rows, o_meas, o_w, o_ref, o_sc = build_rows(o_cases, o_kernels, o_profile, hidden, groups)
+        o_rows.sample[o_rows.sample >= 0] += len(measured)
+        o_rows.case[o_rows.case >= 0] += len(case_ref)
+        rows = NodeRows(**{k: np.concatenate([getattr(rows, k), getattr(o_rows, k)]) for k in _ROW_FIELDS})
+        measured, weights = np.concatenate([measured, o_meas]), np.concatenate([weights, o_w])
+        sample_case = np.concatenate([sample_case, o_sc + len(case_ref)])
+        case_ref = np.concatenate([case_ref, o_ref])
+        o_names = [c.network for c in o_cases if o_kernels.get(c.key) and graph_for(c.network, c.batch) is not None]
+        names += o_names
+        case_gpu += [i] * len(o_names)
+        case_gap += [replay_gap_s(o_cases, o_kernels) or o_profile.kernel_gap_s] * len(o_names)
+        log(f"{o_profile.name}: {len(o_names)} cases, {len(o_meas)} scope samples, replay gap "
+            f"{case_gap[-1] * 1e6 if o_names else 0:.2f} us")
     # the training networks' own broadcasting kernels, one sample per (case, op, shapes)
     # (calibration/fit/table_samples.py); the model adds the replay gap to a sample outside a case, so it is added
     # to their measured time
@@ -485,8 +509,26 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
         l2[groups[k]] = e
     counts = np.bincount(rows.group, minlength=len(keys)) + \
         np.bincount(rows.layout_group, weights=(rows.hidden > 0).astype(float), minlength=len(keys)).astype(int)
+    case_gap_arr = np.asarray(case_gap, dtype=float)
+    row_gap = np.where(rows.case >= 0, case_gap_arr[np.maximum(rows.case, 0)] if len(case_gap) else gap_s, gap_s)
     return FitData(rows, measured, weights, sample_case, case_ref, names, keys, groups, hidden, eff_l2, l2, counts,
-                   gap_s, labels, is_table)
+                   gap_s, labels, is_table, np.asarray(case_gpu, dtype=int), row_gap)
+
+
+# other GPUs whose training cases a joint fit reads (FitSettings.h100_weight): their measurements and the profile
+# their samples are priced on (the transferred profile: the ceilings a transferred calibration is applied to)
+OTHER_GPUS = ("h100",)
+
+
+def other_gpu_data(gpu: str = "h100") -> tuple:
+    """(training cases, kernel rows, profile) of ``gpu``'s measurements (calibration/data/GPU/timing); the profile is
+    the one predict applies a transferred calibration to (machine.transfer: measured ceilings as they are)."""
+    from predictor.machine.transfer import transfer_profile
+
+    from .dataset import DATA
+
+    timing = DATA / gpu / "timing"
+    return (training_cases(load_cases(timing)), load_kernels(timing), transfer_profile(load_profile(gpu)).profile)
 
 
 _PARAM_ORDER = ("t0_s", "eff_compute", "eff_memory")
@@ -537,7 +579,8 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
     from scipy.optimize import least_squares
 
     theta0, lo, hi = _theta_bounds(data, bool(settings.legacy_bounds), settings.min_tensor_efficiency)
-    keep_case = np.asarray([n not in exclude for n in data.case_names], dtype=float)
+    keep_case = np.asarray([n not in exclude for n in data.case_names], dtype=float) * \
+        np.where(data.case_gpu > 0, settings.h100_weight, 1.0)
     sample_w = data.weights * np.where(data.sample_case >= 0, keep_case[np.maximum(data.sample_case, 0)],
                                        settings.micro_weight) * _micro_family_mask(data, settings.micro_families) \
         * np.where(data.table, settings.table_weight, 1.0)
@@ -546,7 +589,7 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
     def resid(theta):
         pred = _sample_times(theta, data)
         r = sample_w * np.log(np.maximum(pred, 1e-9) / data.measured)
-        whole = predict_cases(theta, data.rows, n_cases, data.gap_s, data.eff_l2)
+        whole = predict_cases(theta, data.rows, n_cases, data.row_gap_s, data.eff_l2)
         rc = settings.case_weight * keep_case * np.log(np.maximum(whole, 1e-9) / data.case_ref)
         return np.concatenate([r, rc, settings.prior * 0.05 * (theta - theta0)])
 
@@ -662,19 +705,21 @@ def parameter_report(sol, data: FitData,
 
 def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSettings = FitSettings(),
         data: FitData | None = None) -> dict:
-    data = data or prepare_fit(cases, kernels, profile, settings.micro_families, log, settings.table_weight > 0)
+    data = data or prepare_fit(cases, kernels, profile, settings.micro_families, log, settings.table_weight > 0,
+                               tuple(other_gpu_data(g) for g in OTHER_GPUS) if settings.h100_weight > 0 else ())
     sol = solve(data, settings)
     rows, keys, groups, counts = data.rows, data.keys, data.groups, data.counts
     pred = _sample_times(sol.x, data)
     err = np.abs(pred / data.measured - 1)
     net, micro = (data.sample_case >= 0) & ~data.table, data.sample_case < 0
-    whole = predict_cases(sol.x, rows, len(data.case_ref), data.gap_s, data.eff_l2)
+    whole = predict_cases(sol.x, rows, len(data.case_ref), data.row_gap_s, data.eff_l2)
+    own = data.case_gpu == 0  # the fitted GPU's cases (others: FitSettings.h100_weight)
     med = lambda m: float(np.median(err[m])) if m.any() else None  # noqa: E731
     log(f"fit: {int(net.sum())} module-scope samples from {len(cases)} cases, {int(data.table.sum())} kernel-table "
         f"samples and {int(micro.sum())} microbenchmark kernels, {len(keys) * 3} parameters; scope median |error| "
         f"{med(net):.1%}, kernel-table {med(data.table) or float('nan'):.1%}, microbenchmark "
         f"{med(micro) or float('nan'):.1%}, training whole-network MAPE "
-        f"{np.mean(np.abs(whole / data.case_ref - 1)):.1%}, cost {sol.cost:.4g}")
+        f"{np.mean(np.abs(whole / data.case_ref - 1)[own]):.1%}, cost {sol.cost:.4g}")
     classes: dict[str, dict[str, dict]] = {}
     for (cls, prec), i in sorted(groups.items(), key=lambda kv: PRECISIONS.index(kv[0][1])):
         if counts[i] == 0:
@@ -703,7 +748,7 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
             "kernel_median_error": med(micro), "table_median_error": med(data.table),
             "n_samples": int(net.sum()), "n_kernel_samples": int(micro.sum()), "n_table_samples": int(data.table.sum()),
             "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4], "gap_s": data.gap_s,
-            "train_mape": float(np.mean(np.abs(whole / data.case_ref - 1))),
+            "train_mape": float(np.mean(np.abs(whole / data.case_ref - 1)[own])),
             "report": parameter_report(sol, data, settings), "settings": asdict(settings)}
 
 
