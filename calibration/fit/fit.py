@@ -411,6 +411,7 @@ class FitSettings:
     # none are built. Tried at 1 on 2026-12-05 (grouped CV 12.6% against 12.4% without: not adopted, README)
     legacy_bounds: float = 0.0  # 1: the bounds of the fit before predictor/timing/params.py (eff_memory up to 3,
     # no floor for GEMM-like classes), for comparison in cross-validation only
+    probe_fine: float = 0.0  # 1: probe_ceilings on PROBE_EFFICIENCIES_FINE instead of PROBE_EFFICIENCIES
     h100_weight: float = 0.0  # weight of the H100 training cases' scope samples and whole-network errors (priced on
     # the H100's ERT ceilings, the same parameters): a second memory system that tells a bandwidth-bound kernel from
     # one bound elsewhere; 0: none are built (see OTHER_GPUS)
@@ -597,7 +598,8 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
     sol = least_squares(resid, theta0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=200 * len(theta0),
                         jac_sparsity=sparsity)
     if settings.probe_ceilings:
-        theta1 = probe_ceilings(sol.x, lo, hi, len(data.keys), lambda th: _soft_l1_cost(resid(th), 0.1))
+        theta1 = probe_ceilings(sol.x, lo, hi, len(data.keys), lambda th: _soft_l1_cost(resid(th), 0.1),
+                                PROBE_EFFICIENCIES_FINE if settings.probe_fine else PROBE_EFFICIENCIES)
         if not np.array_equal(theta1, sol.x):
             sol = least_squares(resid, theta1, bounds=(lo, hi), loss="soft_l1", f_scale=0.1,
                                 max_nfev=200 * len(theta0), jac_sparsity=sparsity)
@@ -615,6 +617,9 @@ def _micro_family_mask(data: FitData, families: tuple[str, ...]) -> np.ndarray:
 
 
 PROBE_EFFICIENCIES = (0.3, 0.1, 0.03, 0.01)
+# a finer grid (FitSettings.probe_fine): an element-rate-bound kernel class (16-bit batch norm: ~0.013 of the
+# CUDA-core FMA ceiling at two FLOPs an element) sits between the coarse grid's points, where one step is too slow
+PROBE_EFFICIENCIES_FINE = (0.3, 0.2, 0.1, 0.07, 0.05, 0.03, 0.02, 0.015, 0.01, 0.007)
 
 
 def _soft_l1_cost(r: np.ndarray, f_scale: float) -> float:
@@ -622,7 +627,8 @@ def _soft_l1_cost(r: np.ndarray, f_scale: float) -> float:
     return float(np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)))
 
 
-def probe_ceilings(theta: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_groups: int, cost) -> np.ndarray:
+def probe_ceilings(theta: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_groups: int, cost,
+                   efficiencies: tuple[float, ...] = PROBE_EFFICIENCIES) -> np.ndarray:
     """Move a group's eff_compute or eff_memory to a low value where that lowers the cost.
 
     A ceiling that binds none of a group's kernels has zero gradient (the time is a max), so a local solver leaves it
@@ -632,7 +638,7 @@ def probe_ceilings(theta: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_groups: 
     best, best_cost = theta.copy(), cost(theta)
     for g in range(n_groups):
         for j in (3 * g + 1, 3 * g + 2):
-            for v in PROBE_EFFICIENCIES:
+            for v in efficiencies:
                 x = math.log(v)
                 if not (lo[j] <= x <= hi[j]) or x >= best[j]:
                     continue
@@ -749,6 +755,10 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
             "n_samples": int(net.sum()), "n_kernel_samples": int(micro.sum()), "n_table_samples": int(data.table.sum()),
             "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4], "gap_s": data.gap_s,
             "train_mape": float(np.mean(np.abs(whole / data.case_ref - 1)[own])),
+            "other_gpu_cases": {OTHER_GPUS[g - 1]: sorted({data.case_names[i] for i in np.flatnonzero(data.case_gpu == g)})
+                                for g in sorted(set(data.case_gpu.tolist()) - {0})},
+            "other_gpu_mape": {OTHER_GPUS[g - 1]: float(np.mean(np.abs(whole / data.case_ref - 1)[data.case_gpu == g]))
+                               for g in sorted(set(data.case_gpu.tolist()) - {0})},
             "report": parameter_report(sol, data, settings), "settings": asdict(settings)}
 
 
@@ -840,7 +850,11 @@ def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, f
                     "microbenchmarks calibration/data/h200/microbench (families: calibration/fit/kernel_samples.py)" + (
                         "; the training networks' broadcasting elementwise kernels from the same timing tables, one "
                         "sample per case, op and shapes (calibration/fit/table_samples.py)"
-                        if result.get("n_table_samples") else ""),
+                        if result.get("n_table_samples") else "") + "".join(
+                        f"; {gpu}: the training networks timed there (calibration/data/{gpu}/timing: "
+                        f"{', '.join(nets)}), priced on its ERT ceilings, weight {result['settings'].get('h100_weight')}"
+                        f", its whole-network MAPE {result['other_gpu_mape'][gpu]:.4f}"
+                        for gpu, nets in result.get("other_gpu_cases", {}).items()),
             "profile": "h200 (ERT-measured ceilings)",
             "kernel_gap_s": "median over the training networks' batch-1 replayed cases of (CUDA-graph replay time - "
                             "eager kernel sum) / kernels (calibration/fit/fit.py replay_gap_s); the ERT run's replay of "
@@ -856,14 +870,19 @@ def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, f
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m calibration.fit.fit", description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--h100-weight", type=float, default=FitSettings.h100_weight,
+                    help="weight of the H100's training cases (FitSettings.h100_weight; default %(default)s)")
     a = ap.parse_args(argv)
+    if not (a.h100_weight >= 0 and math.isfinite(a.h100_weight)):
+        print(f"error: --h100-weight must be a finite number >= 0, not {a.h100_weight}", file=sys.stderr)
+        return 2
     profile = load_profile("h200")
     cases = training_cases(load_cases())
     if not cases:
         print("error: no training cases found under calibration/data/h200/timing", file=sys.stderr)
         return 2
     kernels = load_kernels()
-    result = fit(cases, kernels, profile)
+    result = fit(cases, kernels, profile, settings=FitSettings(h100_weight=a.h100_weight))
     result["hidden"].update(learn_autocast_hidden())
     from .micro_fit import fit_micro_classes
 

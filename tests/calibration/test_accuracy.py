@@ -99,3 +99,15 @@ def test_blind11_record_on_the_h100_keeps_its_transfer_control():
     assert sum(abs(c["error"]) for c in cases) / 50 == pytest.approx(0.2810, abs=5e-5)
     assert {c["network"] for c in control} == {"resnet50", "vit_b_16", "gpt2", "bert_base"}
     assert sum(abs(c["error"]) for c in control) / 32 == pytest.approx(0.0840, abs=5e-5)
+
+
+def test_blind12_record_on_the_h100_keeps_its_transfer_control():
+    """The twelfth set, measured on an H100 and judged with the H200 fit transferred onto the H100's own ERT ceilings;
+    its control networks were timed on the same machine."""
+    doc = json.loads((OUT.parents[1] / "h100" / "accuracy" / "blind12_once.json").read_text())
+    cases, amp, control = doc["cases"], doc["autocast_cases"], doc["control_cases"]
+    assert len(cases) == doc["summary"]["blind12"]["all"]["n"] == 40 and len(amp) == 9 and len(control) == 32
+    assert all(c["split"] == "blind12" for c in cases + amp)
+    assert sum(abs(c["error"]) for c in cases) / 40 == pytest.approx(0.0993, abs=5e-5)
+    assert {c["network"] for c in control} == {"resnet50", "vit_b_16", "gpt2", "bert_base"}
+    assert sum(abs(c["error"]) for c in control) / 32 == pytest.approx(0.0779, abs=5e-5)

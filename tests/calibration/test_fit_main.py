@@ -9,7 +9,7 @@ import math
 import pytest
 
 from calibration.fit.dataset import load_cases, load_kernels
-from calibration.fit.fit import FitSettings, fit, prepare_fit, training_cases
+from calibration.fit.fit import OTHER_GPUS, FitSettings, fit, other_gpu_data, prepare_fit, training_cases
 from predictor.fitted import bundled_calibration
 from predictor.machine.profile import load_profile
 from predictor.timing import param_bounds
@@ -19,9 +19,10 @@ from predictor.timing import param_bounds
 def refit():
     profile = load_profile("h200")
     cases = training_cases(load_cases())
-    data = prepare_fit(cases, load_kernels(), profile, log=lambda *_: None)
     settings = FitSettings(**{k: v for k, v in bundled_calibration(profile).doc["fit_report"]["settings"].items()
                               if k != "micro_families"})
+    others = tuple(other_gpu_data(g) for g in OTHER_GPUS) if settings.h100_weight > 0 else ()
+    data = prepare_fit(cases, load_kernels(), profile, log=lambda *_: None, other_gpus=others)
     return data, fit(cases, None, profile, log=lambda *_: None, settings=settings, data=data)
 
 

@@ -53,3 +53,11 @@ def test_h100_training_cases_are_train_split_only():
     assert {"resnet50", "vit_b_16", "bert_base"} <= nets and "gpt2" not in nets  # GPT-2 is held out
     assert not nets & {"pixtral_vision", "apertus_3l", "falcon_h1_3l", "csatv2", "parakeet_encoder", "vjepa2_16f"}
     assert (DATA / "h100" / "timing").is_dir()
+
+
+def test_fit_cli_refuses_a_negative_h100_weight(capsys, tmp_path):
+    from calibration.fit.fit import main
+
+    assert main(["--h100-weight", "-1", "--out", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --h100-weight") and err.count("\n") == 1 and not (tmp_path / "x.json").exists()

@@ -42,3 +42,18 @@ def test_rnn_bidir_overlap_from_the_committed_calls():
     res = fit_rnn_bidir_overlap(dict(cal.doc), profile, log=lambda *_: None)
     assert res["samples"] == 48 and 0.0 <= res["value"] <= 0.95
     assert res["value"] == pytest.approx(cal.rnn_bidir_overlap, rel=1e-6)
+
+
+def test_fine_grid_finds_a_narrow_valley_the_coarse_grid_steps_over():
+    """An element-rate-bound class: the compute ceiling binds only below 0.02, and 0.01 is already too slow."""
+    from calibration.fit.fit import PROBE_EFFICIENCIES_FINE
+
+    def cost(theta):
+        x = math.exp(theta[1])
+        return 1.0 if x > 0.02 else 10.0 * (math.log(x) - math.log(0.015)) ** 2
+
+    theta = np.log(np.array([1e-6, 0.7, 0.7]))
+    lo, hi = np.log(np.array([1e-7, 0.005, 0.005])), np.log(np.array([1e-4, 1.0, 1.0]))
+    assert np.array_equal(probe_ceilings(theta, lo, hi, 1, cost), theta)
+    fine = probe_ceilings(theta, lo, hi, 1, cost, PROBE_EFFICIENCIES_FINE)
+    assert math.exp(fine[1]) == pytest.approx(0.015)
