@@ -78,36 +78,19 @@ def test_blind_set_records_are_kept_as_measured(name, split, n, mape):
     assert doc["summary"][split]["all"]["mape"] == pytest.approx(mape, abs=5e-5)
 
 
-def test_blind10_record_on_the_h100_keeps_its_transfer_control():
-    """The tenth set was measured on an H100 (the device call was served by one) and judged with the H200 fit
-    transferred; four training networks timed on the same machine say how much of its error is the transfer's."""
-    doc = json.loads((OUT.parents[1] / "h100" / "accuracy" / "blind10_once.json").read_text())
+@pytest.mark.parametrize("split, n, n_amp, mape, control_mape", [
+    ("blind10", 50, 13, 0.1773, 0.0859),  # the H200 fit transferred onto the H100's datasheet-derived ceilings
+    ("blind11", 50, 14, 0.2810, 0.0840),
+    ("blind12", 40, 9, 0.0993, 0.0779),   # ... onto the H100's own ERT ceilings (calibration/data/h100/ert)
+])
+def test_h100_blind_records_keep_their_transfer_control(split, n, n_amp, mape, control_mape):
+    """The tenth to twelfth sets were measured on an H100 (the device calls were served by one) and judged with the
+    H200 fit transferred; four training networks timed on the same machine in the same session say how much of a
+    set's error is the transfer's."""
+    doc = json.loads((OUT.parents[1] / "h100" / "accuracy" / f"{split}_once.json").read_text())
     cases, amp, control = doc["cases"], doc["autocast_cases"], doc["control_cases"]
-    assert len(cases) == doc["summary"]["blind10"]["all"]["n"] == 50 and len(amp) == 13 and len(control) == 32
-    assert sum(abs(c["error"]) for c in cases) / 50 == pytest.approx(0.1773, abs=5e-5)
+    assert len(cases) == doc["summary"][split]["all"]["n"] == n and len(amp) == n_amp and len(control) == 32
+    assert all(c.get("split", split) == split for c in cases + amp)
+    assert sum(abs(c["error"]) for c in cases) / n == pytest.approx(mape, abs=5e-5)
     assert {c["network"] for c in control} == {"resnet50", "vit_b_16", "gpt2", "bert_base"}
-    assert sum(abs(c["error"]) for c in control) / 32 == pytest.approx(0.0859, abs=5e-5)
-
-
-def test_blind11_record_on_the_h100_keeps_its_transfer_control():
-    """The eleventh set, like the tenth, was measured on an H100 and judged with the H200 fit transferred; its control
-    networks were timed on the same machine."""
-    doc = json.loads((OUT.parents[1] / "h100" / "accuracy" / "blind11_once.json").read_text())
-    cases, amp, control = doc["cases"], doc["autocast_cases"], doc["control_cases"]
-    assert len(cases) == doc["summary"]["blind11"]["all"]["n"] == 50 and len(amp) == 14 and len(control) == 32
-    assert all(c["split"] == "blind11" for c in cases + amp)
-    assert sum(abs(c["error"]) for c in cases) / 50 == pytest.approx(0.2810, abs=5e-5)
-    assert {c["network"] for c in control} == {"resnet50", "vit_b_16", "gpt2", "bert_base"}
-    assert sum(abs(c["error"]) for c in control) / 32 == pytest.approx(0.0840, abs=5e-5)
-
-
-def test_blind12_record_on_the_h100_keeps_its_transfer_control():
-    """The twelfth set, measured on an H100 and judged with the H200 fit transferred onto the H100's own ERT ceilings;
-    its control networks were timed on the same machine."""
-    doc = json.loads((OUT.parents[1] / "h100" / "accuracy" / "blind12_once.json").read_text())
-    cases, amp, control = doc["cases"], doc["autocast_cases"], doc["control_cases"]
-    assert len(cases) == doc["summary"]["blind12"]["all"]["n"] == 40 and len(amp) == 9 and len(control) == 32
-    assert all(c["split"] == "blind12" for c in cases + amp)
-    assert sum(abs(c["error"]) for c in cases) / 40 == pytest.approx(0.0993, abs=5e-5)
-    assert {c["network"] for c in control} == {"resnet50", "vit_b_16", "gpt2", "bert_base"}
-    assert sum(abs(c["error"]) for c in control) / 32 == pytest.approx(0.0779, abs=5e-5)
+    assert sum(abs(c["error"]) for c in control) / 32 == pytest.approx(control_mape, abs=5e-5)
