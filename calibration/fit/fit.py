@@ -411,6 +411,7 @@ class FitSettings:
     # none are built. Tried at 1 on 2026-12-05 (grouped CV 12.6% against 12.4% without: not adopted, README)
     legacy_bounds: float = 0.0  # 1: the bounds of the fit before predictor/timing/params.py (eff_memory up to 3,
     # no floor for GEMM-like classes), for comparison in cross-validation only
+    probe_pairs: float = 0.0  # 1: probe_ceilings also tries eff_compute and eff_memory together (pairs)
     probe_fine: float = 0.0  # 1: probe_ceilings on PROBE_EFFICIENCIES_FINE instead of PROBE_EFFICIENCIES
     h100_weight: float = 0.0  # weight of the H100 training cases' scope samples and whole-network errors (priced on
     # the H100's ERT ceilings, the same parameters): a second memory system that tells a bandwidth-bound kernel from
@@ -599,7 +600,8 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
                         jac_sparsity=sparsity)
     if settings.probe_ceilings:
         theta1 = probe_ceilings(sol.x, lo, hi, len(data.keys), lambda th: _soft_l1_cost(resid(th), 0.1),
-                                PROBE_EFFICIENCIES_FINE if settings.probe_fine else PROBE_EFFICIENCIES)
+                                PROBE_EFFICIENCIES_FINE if settings.probe_fine else PROBE_EFFICIENCIES,
+                                pairs=bool(settings.probe_pairs))
         if not np.array_equal(theta1, sol.x):
             sol = least_squares(resid, theta1, bounds=(lo, hi), loss="soft_l1", f_scale=0.1,
                                 max_nfev=200 * len(theta0), jac_sparsity=sparsity)
@@ -628,13 +630,16 @@ def _soft_l1_cost(r: np.ndarray, f_scale: float) -> float:
 
 
 def probe_ceilings(theta: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_groups: int, cost,
-                   efficiencies: tuple[float, ...] = PROBE_EFFICIENCIES) -> np.ndarray:
+                   efficiencies: tuple[float, ...] = PROBE_EFFICIENCIES, pairs: bool = False) -> np.ndarray:
     """Move a group's eff_compute or eff_memory to a low value where that lowers the cost.
 
     A ceiling that binds none of a group's kernels has zero gradient (the time is a max), so a local solver leaves it
     at its start (0.7) even where the data say the kernels run far below it there (PyTorch's NCHW pooling: index
     arithmetic, 0.3-0.8 TFLOP/s of counted work). Each group's two efficiencies are tried at PROBE_EFFICIENCIES
-    (within bounds), one at a time, greedily; the solver restarts from the result."""
+    (within bounds), one at a time, greedily; the solver restarts from the result. With ``pairs``, a group whose
+    eff_compute is still high and eff_memory low then tries both at once (PROBE_EFFICIENCIES_FINE x PAIR_MEMORY): an
+    element-rate-bound class (16-bit batch norm) whose compute term at the element rate only ties its memory term,
+    so that neither single move lowers the cost."""
     best, best_cost = theta.copy(), cost(theta)
     for g in range(n_groups):
         for j in (3 * g + 1, 3 * g + 2):
@@ -647,7 +652,25 @@ def probe_ceilings(theta: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_groups: 
                 c = cost(trial)
                 if c < best_cost * (1 - 1e-4):
                     best, best_cost = trial, c
+    for g in range(n_groups) if pairs else ():
+        jc, jm = 3 * g + 1, 3 * g + 2
+        if best[jc] < math.log(0.5) or best[jm] >= math.log(PAIR_MEMORY[0]):
+            continue  # compute already determined, or memory already high: not an element-rate candidate
+        for vc in PROBE_EFFICIENCIES_FINE:
+            for vm in PAIR_MEMORY:
+                xc, xm = math.log(vc), math.log(vm)
+                if not (lo[jc] <= xc < theta[jc] and theta[jm] < xm <= hi[jm]):
+                    continue
+                trial = best.copy()
+                trial[jc], trial[jm] = xc, xm
+                c = cost(trial)
+                if c < best_cost * (1 - 1e-4):
+                    best, best_cost = trial, c
     return best
+
+
+# eff_memory values a pair probe tries with a low eff_compute (FitSettings.probe_pairs)
+PAIR_MEMORY = (0.4, 0.6, 0.8)
 
 
 def jacobian_sparsity(data: FitData, n_params: int):

@@ -57,3 +57,19 @@ def test_fine_grid_finds_a_narrow_valley_the_coarse_grid_steps_over():
     assert np.array_equal(probe_ceilings(theta, lo, hi, 1, cost), theta)
     fine = probe_ceilings(theta, lo, hi, 1, cost, PROBE_EFFICIENCIES_FINE)
     assert math.exp(fine[1]) == pytest.approx(0.015)
+
+
+def test_pair_probe_finds_a_joint_move_no_single_move_finds():
+    """Compute at the element rate ties the memory term, so lowering eff_compute alone changes nothing; raising
+    eff_memory alone makes the class too fast; both together fit."""
+    def cost(theta):
+        c, m = math.exp(theta[1]), math.exp(theta[2])
+        t = max(0.015 / c if c < 0.5 else 0.0, 0.2 / m)  # the class's time: compute binds below 0.5
+        other = 1.0 if m < 0.5 else 0.0  # a second GPU's cases want the memory term out of the way
+        return (math.log(t) - 0.0) ** 2 + other
+
+    theta = np.log(np.array([1e-6, 0.7, 0.2]))
+    lo, hi = np.log(np.array([1e-7, 0.005, 0.005])), np.log(np.array([1e-4, 1.0, 1.0]))
+    assert np.array_equal(probe_ceilings(theta, lo, hi, 1, cost), theta)
+    out = probe_ceilings(theta, lo, hi, 1, cost, pairs=True)
+    assert math.exp(out[1]) == pytest.approx(0.015) and math.exp(out[2]) >= 0.6
