@@ -51,7 +51,8 @@ def test_h100_training_cases_are_train_split_only():
     cases, _, _ = other_gpu_data("h100")
     nets = {c.network for c in cases}
     assert {"resnet50", "vit_b_16", "bert_base"} <= nets and "gpt2" not in nets  # GPT-2 is held out
-    assert not nets & {"pixtral_vision", "apertus_3l", "falcon_h1_3l", "csatv2", "parakeet_encoder", "vjepa2_16f"}
+    assert "pixtral_vision" not in nets  # excluded: its graph is not the program that ran
+    assert {"apertus_3l", "falcon_h1_3l", "csatv2", "parakeet_encoder", "vjepa2_16f"} <= nets  # the spent twelfth set
     assert (DATA / "h100" / "timing").is_dir()
 
 
