@@ -60,32 +60,40 @@ def layout(a: list[int], b: list[int], out: tuple[int, ...]) -> str:
     return "other"
 
 
-def kernel_rows(gpu: str, min_elements: int) -> list[dict]:
-    """One dict per broadcasting binary kernel of ``gpu``'s kernel tables (see the module text): network, precision,
-    batch, aten op (in-place folded), the two operand shapes, duration, layout and rates."""
-    rows = []
+def eager_kernels(gpu: str, keep):
+    """(row, input shapes, duration s) of every eager kernel of ``gpu``'s kernel tables whose row ``keep(row)``
+    accepts and whose shapes and duration parse."""
     for path in sorted((DATA / gpu / "timing").glob("**/kernels.csv.gz")):
         with gzip.open(path, "rt", newline="") as fh:
             for r in csv.DictReader(fh):
-                if r.get("source", "eager") != "eager" or r.get("leaf_op") not in OPS or "vectorized" in r["kernel_name"]:
+                if r.get("source", "eager") != "eager" or not keep(r):
                     continue
                 try:
                     shapes = json.loads(r["input_shapes"])
                     dur = float(r["duration_us"]) * 1e-6
                 except (ValueError, KeyError):
                     continue
-                tensors = [s for s in shapes[:2] if isinstance(s, list) and s]
-                if len(tensors) != 2 or tensors[0] == tensors[1] or dur <= 0 or r["precision"] not in ELT:
-                    continue
-                out = broadcast_shape(*tensors)
-                if out is None or math.prod(out) < min_elements or tuple(out) not in map(tuple, tensors):
-                    continue
-                n_out = math.prod(out)
-                nbytes = ELT[r["precision"]] * (math.prod(tensors[0]) + math.prod(tensors[1]) + n_out)
-                rows.append({"network": r["network"], "precision": r["precision"], "batch": int(r["batch"]),
-                             "op": r["leaf_op"].rstrip("_"), "shapes": (tuple(tensors[0]), tuple(tensors[1])),
-                             "duration_s": dur, "layout": layout(*tensors, out), "rank": len(out),
-                             "elements": n_out, "elements_per_s": n_out / dur, "bytes_per_s": nbytes / dur})
+                yield r, shapes, dur
+
+
+def kernel_rows(gpu: str, min_elements: int) -> list[dict]:
+    """One dict per broadcasting binary kernel of ``gpu``'s kernel tables (see the module text): network, precision,
+    batch, aten op (in-place folded), the two operand shapes, duration, layout and rates."""
+    rows = []
+    for r, shapes, dur in eager_kernels(gpu, lambda r: r.get("leaf_op") in OPS
+                                        and "vectorized" not in r["kernel_name"]):
+        tensors = [s for s in shapes[:2] if isinstance(s, list) and s]
+        if len(tensors) != 2 or tensors[0] == tensors[1] or dur <= 0 or r["precision"] not in ELT:
+            continue
+        out = broadcast_shape(*tensors)
+        if out is None or math.prod(out) < min_elements or tuple(out) not in map(tuple, tensors):
+            continue
+        n_out = math.prod(out)
+        nbytes = ELT[r["precision"]] * (math.prod(tensors[0]) + math.prod(tensors[1]) + n_out)
+        rows.append({"network": r["network"], "precision": r["precision"], "batch": int(r["batch"]),
+                     "op": r["leaf_op"].rstrip("_"), "shapes": (tuple(tensors[0]), tuple(tensors[1])),
+                     "duration_s": dur, "layout": layout(*tensors, out), "rank": len(out),
+                     "elements": n_out, "elements_per_s": n_out / dur, "bytes_per_s": nbytes / dur})
     return rows
 
 

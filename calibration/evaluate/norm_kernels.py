@@ -13,12 +13,8 @@ mean nothing. Ignores: the per-channel parameters' bytes, autocast's mixed dtype
 from __future__ import annotations
 
 import argparse
-import csv
-import gzip
-import json
 import math
 
-from ..fit.dataset import DATA
 from . import broadcast_kernels
 from .broadcast_kernels import ELT
 
@@ -27,24 +23,15 @@ def kernel_rows(gpu: str, min_elements: int) -> list[dict]:
     """One dict per kernel of a batch-norm call on ``min_elements``+ input elements: network, precision, kernel name
     (up to its template arguments), input elements and rates."""
     rows = []
-    for path in sorted((DATA / gpu / "timing").glob("**/kernels.csv.gz")):
-        with gzip.open(path, "rt", newline="") as fh:
-            for r in csv.DictReader(fh):
-                if r.get("source", "eager") != "eager" or "batch_norm" not in (r.get("leaf_op") or ""):
-                    continue
-                try:
-                    shapes = json.loads(r["input_shapes"])
-                    dur = float(r["duration_us"]) * 1e-6
-                except (ValueError, KeyError):
-                    continue
-                x = shapes[0] if shapes and isinstance(shapes[0], list) else None
-                if not x or dur <= 0 or r["precision"] not in ELT or math.prod(x) < min_elements:
-                    continue
-                n = math.prod(x)
-                rows.append({"network": r["network"], "precision": r["precision"],
-                             "kernel": r["kernel_name"].split("<")[0].split("(")[0].replace("void ", ""),
-                             "elements": n, "elements_per_s": n / dur,
-                             "bytes_per_s": 2 * ELT[r["precision"]] * n / dur})
+    for r, shapes, dur in broadcast_kernels.eager_kernels(gpu, lambda r: "batch_norm" in (r.get("leaf_op") or "")):
+        x = shapes[0] if shapes and isinstance(shapes[0], list) else None
+        if not x or dur <= 0 or r["precision"] not in ELT or math.prod(x) < min_elements:
+            continue
+        n = math.prod(x)
+        rows.append({"network": r["network"], "precision": r["precision"],
+                     "kernel": r["kernel_name"].split("<")[0].split("(")[0].replace("void ", ""),
+                     "elements": n, "elements_per_s": n / dur,
+                     "bytes_per_s": 2 * ELT[r["precision"]] * n / dur})
     return rows
 
 

@@ -743,6 +743,7 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
     net, micro = (data.sample_case >= 0) & ~data.table, data.sample_case < 0
     whole = predict_cases(sol.x, rows, len(data.case_ref), data.row_gap_s, data.eff_l2)
     own = data.case_gpu == 0  # the fitted GPU's cases (others: FitSettings.h100_weight)
+    others = sorted(set(data.case_gpu.tolist()) - {0})
     med = lambda m: float(np.median(err[m])) if m.any() else None  # noqa: E731
     log(f"fit: {int(net.sum())} module-scope samples from {len(cases)} cases, {int(data.table.sum())} kernel-table "
         f"samples and {int(micro.sum())} microbenchmark kernels, {len(keys) * 3} parameters; scope median |error| "
@@ -779,9 +780,9 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
             "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4], "gap_s": data.gap_s,
             "train_mape": float(np.mean(np.abs(whole / data.case_ref - 1)[own])),
             "other_gpu_cases": {OTHER_GPUS[g - 1]: sorted({data.case_names[i] for i in np.flatnonzero(data.case_gpu == g)})
-                                for g in sorted(set(data.case_gpu.tolist()) - {0})},
+                                for g in others},
             "other_gpu_mape": {OTHER_GPUS[g - 1]: float(np.mean(np.abs(whole / data.case_ref - 1)[data.case_gpu == g]))
-                               for g in sorted(set(data.case_gpu.tolist()) - {0})},
+                               for g in others},
             "report": parameter_report(sol, data, settings), "settings": asdict(settings)}
 
 
