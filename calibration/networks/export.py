@@ -171,6 +171,20 @@ def _expm1(g, self):
     return g.op("Sub", g.op("Exp", self), one)
 
 
+def _rms_norm(g, self, normalized_shape, weight, eps):
+    """aten::rms_norm (no TorchScript ONNX symbolic at opset 17) as x / sqrt(mean(x^2) + eps) * weight over the
+    normalised trailing axes: six elementwise/reduce nodes where PyTorch runs one fused kernel (timm's RmsNorm)."""
+    import torch
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper
+
+    axes = list(range(-len(symbolic_helper._parse_arg(normalized_shape, "is")), 0))
+    eps_value = symbolic_helper._parse_arg(eps, "f") if not symbolic_helper._is_none(eps) else 1.1920928955078125e-07
+    eps_t = g.op("CastLike", g.op("Constant", value_t=torch.tensor(eps_value)), self)
+    mean_sq = g.op("ReduceMean", g.op("Mul", self, self), axes_i=axes, keepdims_i=1)
+    out = g.op("Div", self, g.op("Sqrt", g.op("Add", mean_sq, eps_t)))
+    return out if symbolic_helper._is_none(weight) else g.op("Mul", out, weight)
+
+
 @contextlib.contextmanager
 def _torchscript_symbolic_fixes(opset: int):
     """Replace TorchScript exporter symbolics that write invalid graphs (see each function) while exporting at
@@ -183,7 +197,8 @@ def _torchscript_symbolic_fixes(opset: int):
         yield
         return
     fixes = {"aten::unfold": symbolic_helper.parse_args("v", "i", "v", "v")(_unfold_fixed),
-             "aten::repeat_interleave": _repeat_interleave_fixed, "aten::expm1": _expm1}
+             "aten::repeat_interleave": _repeat_interleave_fixed, "aten::expm1": _expm1,
+             "aten::rms_norm": _rms_norm}
     for name, fn in fixes.items():
         torch.onnx.register_custom_op_symbolic(name, fn, opset)
     try:

@@ -366,3 +366,20 @@ class PixelOutput(nn.Module):
 
     def forward(self, x):
         return getattr(self.model(pixel_values=x), self.field)
+
+
+class DenseKeypoints(nn.Module):
+    """Hugging Face SuperPoint -> its two dense maps, flattened and joined: the keypoint heatmap after the max-pool
+    non-maximum suppression and the L2-normalised descriptor map (forward takes a grey (batch, 1, H, W) image; the
+    thresholding, border removal, top-k and descriptor sampling after them are data-dependent and not run)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        encoded = self.model.encoder(x).last_hidden_state
+        scores = self.model.keypoint_decoder._get_pixel_scores(encoded)
+        head = self.model.descriptor_decoder
+        descriptors = nn.functional.normalize(head.conv_descriptor_b(head.relu(head.conv_descriptor_a(encoded))), p=2, dim=1)
+        return torch.cat([scores.flatten(1), descriptors.flatten(1)], dim=1)

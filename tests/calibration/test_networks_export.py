@@ -172,15 +172,36 @@ def test_expm1_exports_as_exp_minus_one():
     assert got.dtype == np.float32 and np.allclose(got, Expm1()(x).numpy(), atol=1e-6)
 
 
+def test_rms_norm_exports_as_its_formula():
+    """aten::rms_norm (timm's RmsNorm, Gemma 4's vision encoder) has no TorchScript symbolic at opset 17:
+    x / sqrt(mean(x^2) + eps) * weight over the normalised trailing axes."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    np = pytest.importorskip("numpy")
+
+    class Rms(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.linspace(0.5, 2.0, 6))
+
+        def forward(self, x):
+            return torch.nn.functional.rms_norm(x, (6,), self.weight, 1e-6) + torch.nn.functional.rms_norm(x, (3, 6))
+
+    x = torch.linspace(-4.0, 1.0, 36).reshape(2, 3, 6)
+    got = _export_and_run(Rms(), x)
+    assert got.dtype == np.float32 and np.allclose(got, Rms()(x).detach().numpy(), atol=1e-5)
+
+
 def test_symbolic_fixes_restore_the_exporters_own():
     pytest.importorskip("torch")
     from torch.onnx._internal.torchscript_exporter import registration
 
     groups = {name: registration.registry.get_function_group(name)
-              for name in ("aten::unfold", "aten::repeat_interleave", "aten::expm1")}
+              for name in ("aten::unfold", "aten::repeat_interleave", "aten::expm1", "aten::rms_norm")}
     before = {name: g.get(17) for name, g in groups.items()}
     with export._torchscript_symbolic_fixes(17):
         assert groups["aten::unfold"].get(17).__name__ == "_unfold_fixed"
         assert groups["aten::repeat_interleave"].get(17) is export._repeat_interleave_fixed
         assert groups["aten::expm1"].get(17) is export._expm1
+        assert groups["aten::rms_norm"].get(17) is export._rms_norm
     assert {name: g.get(17) for name, g in groups.items()} == before

@@ -176,3 +176,18 @@ def test_every_blind12_network_has_one_committed_export():
     paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in BLIND12}
     assert all(p is not None for p in paths.values())
     assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == {"csatv2"}
+
+
+def test_blind13_is_6_new_families_outside_the_default_sweep():
+    blind13 = zoo.parse_names("blind13")
+    assert blind13 == zoo.names("blind13", include_extra=True) and len(blind13) == 6
+    assert not set(blind13) & set(zoo.names())
+    fams = {zoo.NETWORKS[n].arch_family for n in blind13}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.split != "blind13"}
+    assert len(fams) == 6 and not fams & others
+
+
+def test_every_blind13_network_has_a_committed_torchscript_export():
+    from calibration.fit.dataset import onnx_export
+
+    assert all(onnx_export(n, ("torchscript",)) is not None for n in zoo.parse_names("blind13"))
