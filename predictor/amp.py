@@ -14,7 +14,11 @@ autocast's op lists on CUDA:
   casting on the fly inside the kernel: no cast kernel); weights and constants do not promote (batch norm
   takes fp32 parameters with fp16 input; a bias after a matmul rides in the low-precision epilogue and
   is cast with the other weights).
-* scaled-dot-product attention (the group graph/runtime.py fuses) is one low-precision op.
+* scaled-dot-product attention (the group graph/runtime.py fuses) is one low-precision op; a call the fused
+  kernels do not take runs on PyTorch's math path, which computes in fp32 as it does for a 16-bit model
+  (predictor/math_attention.py): its nodes are fp32 ops here, so q, k and v are cast up by a kernel each. Ignores
+  that PyTorch casts the call's output back to 16 bits at once (here the views after it stay fp32 up to the next
+  low-precision op, which casts).
 Graph inputs and weights stay fp32 in memory. The result is a new graph whose tensors carry their runtime
 dtype, with ``AmpCast`` nodes (domain ``ai.predictor``, one kernel each) where the precision changes, and
 the precision policy of every node. Ignores: autocast's promote list (cat, stack, index_put cast their
@@ -28,7 +32,7 @@ from typing import Mapping
 
 from .graph.loader import Graph
 from .graph.registry import op_traits
-from .graph.runtime import sdpa_groups
+from .graph.runtime import math_attention_calls, sdpa_groups
 from .precision import FLOAT_DTYPES, PrecisionPolicy, mixed_node_policies
 from .types import Node, PredictorError, TensorInfo, frozen_map
 
@@ -60,6 +64,7 @@ def autocast(graph: Graph, precision: str) -> MixedGraph:
     low = _LOW_DTYPES[name]
     low_pol, high_pol = mixed_node_policies(name)
     grouped = sdpa_groups(graph.nodes, graph.input_names)
+    math_path = frozenset(n for call in math_attention_calls(graph.nodes, graph.input_names) for n in call.nodes)
     dtype: dict[str, str] = {}  # runtime dtype of each float tensor (by name)
     producer: dict[str, Node] = {}
     for t in graph.inputs:
@@ -90,7 +95,7 @@ def autocast(graph: Graph, precision: str) -> MixedGraph:
     for node in graph.nodes:
         floats = [t for t in node.inputs if t is not None and t.dtype in FLOAT_DTYPES]
         acts = [t for t in floats if not t.is_initializer]
-        kind = _kind(node, producer, grouped)
+        kind = "fp32" if node.name in math_path else _kind(node, producer, grouped)
         if kind == "low":
             target = low
         elif kind == "fp32":

@@ -51,6 +51,15 @@ def test_cast_bytes_at_natural_sizes():
     assert relu.work.bytes_read == 16 * 4 and relu.work.bytes_written == 16 * 4
 
 
+def test_casts_are_class_elementwise():
+    """An autocast cast is PyTorch's contiguous vectorised elementwise kernel, costed with the elementwise class (not
+    the copy class of strided copies and gathers)."""
+    from predictor.graph.opclass import kernel_class
+
+    casts = [n for n in autocast(_mlp(), "amp").graph.nodes if n.op_type == CAST_OP]
+    assert len(casts) == 4 and {kernel_class(c) for c in casts} == {"elementwise"}
+
+
 def test_bf16_and_errors():
     mg = autocast(_mlp(), "amp-bf16")
     assert mg.node_policy["mm"].name == "bf16"

@@ -59,3 +59,19 @@ def test_fused_shapes_and_fp32_unchanged():
     blocked = _graph([1, 2, 3, 4, 8])
     for prec in ("fp32", "tf32"):  # nothing to cast up
         assert upcast_math_attention(blocked, policy(prec))[0] is blocked
+
+
+def test_math_path_call_runs_in_fp32_under_autocast():
+    """torch.autocast hands an SDPA call 16-bit q, k, v, and the math path computes in fp32: the call's nodes are fp32
+    ops, so its fp32 inputs (graph inputs here) need no cast and nothing inside runs at 16 bits (the MatMuls as low
+    ops would cast q, k, the scores and v down: 5 kernels); a call the fused kernels take stays one low op."""
+    for prec, low in (("amp", "fp16"), ("amp-bf16", "bf16")):
+        prepared, costs = _costs(_graph([1, 2, 3, 4, 8]), prec)
+        pols = {n: p.name for n, p in prepared.node_policy.items()}
+        assert {n: pols[n] for n in ("mq", "mk", "mm1", "sm", "mm2")} == dict.fromkeys(("mq", "mk", "mm1", "sm", "mm2"), "fp32")
+        assert not [n for n in prepared.graph.nodes if n.op_type == "AmpCast"]
+        assert all(f.precision.value == "fp32" for n in ("mm1", "mm2") for f in costs[n].flops)
+        assert costs["mm1"].work.bytes_written == 384  # 96 fp32 scores
+        fused, fused_costs = _costs(_graph([1, 2, 4, 8]), prec)
+        assert {n: p.name for n, p in fused.node_policy.items()}["mm2"] == low
+        assert all(f.precision.value == low for f in fused_costs["mm2"].flops)
