@@ -742,6 +742,7 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
     err = np.abs(pred / data.measured - 1)
     net, micro = (data.sample_case >= 0) & ~data.table, data.sample_case < 0
     whole = predict_cases(sol.x, rows, len(data.case_ref), data.row_gap_s, data.eff_l2)
+    case_err = np.abs(whole / data.case_ref - 1)
     own = data.case_gpu == 0  # the fitted GPU's cases (others: FitSettings.h100_weight)
     others = sorted(set(data.case_gpu.tolist()) - {0})
     med = lambda m: float(np.median(err[m])) if m.any() else None  # noqa: E731
@@ -749,7 +750,7 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
         f"samples and {int(micro.sum())} microbenchmark kernels, {len(keys) * 3} parameters; scope median |error| "
         f"{med(net):.1%}, kernel-table {med(data.table) or float('nan'):.1%}, microbenchmark "
         f"{med(micro) or float('nan'):.1%}, training whole-network MAPE "
-        f"{np.mean(np.abs(whole / data.case_ref - 1)[own]):.1%}, cost {sol.cost:.4g}")
+        f"{np.mean(case_err[own]):.1%}, cost {sol.cost:.4g}")
     classes: dict[str, dict[str, dict]] = {}
     for (cls, prec), i in sorted(groups.items(), key=lambda kv: PRECISIONS.index(kv[0][1])):
         if counts[i] == 0:
@@ -778,11 +779,10 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
             "kernel_median_error": med(micro), "table_median_error": med(data.table),
             "n_samples": int(net.sum()), "n_kernel_samples": int(micro.sum()), "n_table_samples": int(data.table.sum()),
             "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4], "gap_s": data.gap_s,
-            "train_mape": float(np.mean(np.abs(whole / data.case_ref - 1)[own])),
+            "train_mape": float(np.mean(case_err[own])),
             "other_gpu_cases": {OTHER_GPUS[g - 1]: sorted({data.case_names[i] for i in np.flatnonzero(data.case_gpu == g)})
                                 for g in others},
-            "other_gpu_mape": {OTHER_GPUS[g - 1]: float(np.mean(np.abs(whole / data.case_ref - 1)[data.case_gpu == g]))
-                               for g in others},
+            "other_gpu_mape": {OTHER_GPUS[g - 1]: float(np.mean(case_err[data.case_gpu == g])) for g in others},
             "report": parameter_report(sol, data, settings), "settings": asdict(settings)}
 
 
