@@ -175,6 +175,14 @@ def sdpa_node(p: dict) -> Node:
                  is_causal=int(bool(p["causal"])))
 
 
+def sdpa_kv_node(p: dict) -> Node:
+    """F.scaled_dot_product_attention(q [B, H, Sq, D], k, v [B, KVH, Skv, D]) (run 10's decode attention: one query
+    token against a cache; KVH < H is grouped-query attention) as one ONNX Attention node."""
+    q = (p["B"], p["H"], p["Sq"], p["D"])
+    kv = (p["B"], p["KVH"], p["Skv"], p["D"])
+    return _node("Attention", [_t("q", q), _t("k", kv), _t("v", kv)], [_t("y", q)])
+
+
 def transpose_node(p: dict) -> Node:
     shape, perm = tuple(p["shape"]), tuple(p["perm"])
     return _node("Transpose", [_t("x", shape)], [_t("y", tuple(shape[i] for i in perm))], perm=perm)
@@ -193,6 +201,8 @@ NODE_BUILDERS: dict[str, Callable[[dict], Node]] = {
     "gelu_tanh": gelu_tanh_node, "cat": concat_node, "pad": pad_node, "embedding": embedding_node, "sdpa": sdpa_node,
     # run 8
     "group_norm_1d": group_norm_1d_node,
+    # run 10
+    "sdpa_kv": sdpa_kv_node,
 }
 
 

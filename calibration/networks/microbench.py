@@ -28,11 +28,12 @@ from .gpu_common import Budget, environment, summarize, sync
 FLOAT_PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 EIGHT_BIT_PRECISIONS = ("fp8_e4m3", "fp8_e5m2", "int8")
 PRECISIONS = FLOAT_PRECISIONS + EIGHT_BIT_PRECISIONS
-FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS}   # families not named here run FLOAT_PRECISIONS
+FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS,   # families not named here run FLOAT_PRECISIONS
+                     "sdpa_long": ("fp16", "bf16"), "sdpa_decode": ("fp16", "bf16")}
 TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
                         "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned", "rnn_steps",
                         "conv_broad", "conv_transpose", "gemm_broad", "conv3d", "conv1d", "conv_large", "rnn_bidir",
-                        "sdpa_broad", "frontends", "sdpa_masked")
+                        "sdpa_broad", "frontends", "sdpa_masked", "sdpa_long", "sdpa_decode")
 ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error")
@@ -981,6 +982,61 @@ def _sdpa_masked_cases(p: str) -> Iterator[OpCase]:
         yield OpCase("sdpa", "sdpa_masked", p, {"B": b, "H": h, "S": s, "D": d, "mask": kind},
                      flops, nbytes + elt * math.prod(mshape), setup)
 
+# ----------------------------------------------------------------------------- run 10: attention beyond the fitted
+# range (sdpa_broad draws 49-4,096 tokens, most of them short): long causal and full prefill attention, 1,536-16,384
+# tokens, and decode attention, one query token against a cache of 128-16,384 keys (a slice of a larger static cache, as
+# a serving engine's CUDA graph runs it; grouped-query heads through enable_gqa). 16-bit only: the flash kernels.
+def _draw_sdpa_long(r) -> tuple | None:
+    b = r.choice((1, 2, 4, 8))
+    heads = r.choice((8, 12, 16, 32))
+    s = r.choice((1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384))
+    d = r.choice((64, 128))
+    causal = r.random() < 0.6
+    return (b, heads, s, d, causal) if b * heads * s * s * d <= 2 ** 40 else None
+
+
+def _draw_sdpa_decode(r) -> tuple | None:
+    b = r.choice((1, 4, 16, 64))
+    heads = r.choice((12, 16, 32))
+    kv_heads = r.choice((heads, heads, heads // 4))
+    ctx = r.choice((128, 512, 1024, 2048, 4096, 8192, 16384))
+    d = r.choice((64, 128))
+    return (b, heads, kv_heads, ctx, d) if b * kv_heads * ctx * d <= 2 ** 31 else None
+
+
+SDPA_LONG_SHAPES = _seeded(12, 24, _draw_sdpa_long)
+SDPA_DECODE_SHAPES = _seeded(13, 30, _draw_sdpa_decode)
+
+
+def _sdpa_long_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for b, h, s, d, causal in SDPA_LONG_SHAPES:
+        def setup(b=b, h=h, s=s, d=d, causal=causal):
+            import torch.nn.functional as F
+
+            q, k, v = (_rand((b, h, s, d), p) for _ in range(3))
+            return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        yield OpCase("sdpa", "sdpa_long", p, {"B": b, "H": h, "S": s, "D": d, "causal": causal},
+                     *sdpa_cost(b, h, s, d, causal, elt), setup)
+
+
+def _sdpa_decode_cases(p: str) -> Iterator[OpCase]:
+    """One query token per sequence against ``ctx`` cached keys and values (views of a cache 64 positions longer).
+    FLOPs 4 B H ctx D; bytes: the keys and values once, the query and the output."""
+    elt = ELT_BYTES[p]
+    for b, h, kvh, ctx, d in SDPA_DECODE_SHAPES:
+        def setup(b=b, h=h, kvh=kvh, ctx=ctx, d=d):
+            import torch.nn.functional as F
+
+            q = _rand((b, h, 1, d), p)
+            kc, vc = (_rand((b, kvh, ctx + 64, d), p) for _ in range(2))
+            k, v = kc[:, :, :ctx], vc[:, :, :ctx]
+            gqa = {"enable_gqa": True} if kvh != h else {}
+            return lambda: F.scaled_dot_product_attention(q, k, v, **gqa)
+        yield OpCase("sdpa_kv", "sdpa_decode", p, {"B": b, "H": h, "KVH": kvh, "Sq": 1, "Skv": ctx, "D": d},
+                     4.0 * b * h * ctx * d, float(elt * (2 * b * kvh * ctx * d + 2 * b * h * d)), setup)
+
+
 # ----------------------------------------------------------------------------- run 8: the layer shapes where the second
 # blind set (spent on 2026-12-04) was missed most, as kernel data for the next fit: 1-D convolution front ends over
 # long sequences (wav2vec 2.0's feature encoder, its grouped positional convolution, Whisper's two convolutions),
@@ -1025,6 +1081,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "rnn_bidir": _rnn_bidir_cases, "data": _data_cases, "sdpa_broad": _sdpa_broad_cases,
     "broadcast": _broadcast_cases,
     "frontends": _frontends_cases, "sdpa_masked": _sdpa_masked_cases,
+    "sdpa_long": _sdpa_long_cases, "sdpa_decode": _sdpa_decode_cases,
 }
 
 
