@@ -150,8 +150,10 @@ class OpWork:
     # the fused attention kernel applies a causal mask: flash kernels skip the key tiles above the diagonal
     attention_causal: bool = False
     # (iterations, threads) of a kernel whose threads each run a loop of that many dependent iterations (PyTorch's
-    # NCHW interpolation kernels: a thread per output pixel, looping over batch x channels); None for every other
-    thread_loop: tuple[int, int] | None = None
+    # NCHW interpolation kernels: a thread per output pixel, looping over batch x channels), or (iterations, threads,
+    # threads one SM holds at once) where the kernel's blocks say so (PyTorch's batch-norm transform kernel); None for
+    # every other
+    thread_loop: tuple[int, ...] | None = None
 
 
 @frozen_dataclass(slots=True)  # (its __init__ is fastinit.fast_init's: slot stores)

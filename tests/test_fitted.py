@@ -152,7 +152,8 @@ def test_block_s_prices_each_wave_of_walking_blocks():
 
 
 def test_training_batch_norm_walks_its_channels():
-    """A training-mode BatchNormalization has channel_walk (C, bytes per channel) and class norm_train."""
+    """A training-mode BatchNormalization has channel_walk (C, bytes per channel) and class norm_train; an inference
+    one PyTorch's transform-kernel grid (blocks of the batch per channel, no per-byte walk) and class batchnorm."""
     from onnx import helper
 
     from predictor.graph.loader import load_model_proto
@@ -162,12 +163,30 @@ def test_training_batch_norm_walks_its_channels():
     from tests.helpers import make_model
 
     ins = [("x", "float32", [4, 16, 8, 8])] + [(k, "float32", [16]) for k in ("s", "b", "m", "v")]
-    for mode, walk, cls in ((1, (16, 4 * 64 * 4), "norm_train"), (0, None, "norm")):
+    for mode, walk, cls in ((1, (16, 4 * 64 * 4), "norm_train"), (0, (64, 0), "batchnorm")):
         g = load_model_proto(make_model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"],
                                                           training_mode=mode, name="bn")], ins, [("y", "float32", None)]))
         (node,) = g.nodes
         assert cost_graph(g.nodes, policy("fp32"), 15).costs[0].work.channel_walk == walk
         assert kernel_class(node) == cls
+
+
+def test_inference_batch_norm_runs_pytorchs_transform_grid():
+    """PyTorch's launch of batch_norm_transform_input_kernel: [4, 16, 8, 8] -> 64-thread blocks, one per (channel,
+    image), one iteration; [32, 16, 112, 112] -> 512-thread blocks (4 per SM), 25 iterations of a 12,544-element
+    plane; on 132 SMs 25 dependent steps (the 262,144 threads fit in one residency) and 4 waves of blocks."""
+    from predictor.graph.ops.normalization import transform_grid
+    from predictor.timing.features import loop_steps, walk_waves
+
+    assert transform_grid((4, 16, 8, 8)) == {"thread_loop": (1, 4096, 2048), "channel_walk": (64, 0)}
+    grid = transform_grid((32, 16, 112, 112))
+    assert grid == {"thread_loop": (25, 262144, 2048), "channel_walk": (512, 0)}
+    assert loop_steps(grid["thread_loop"], 132) == 25.0
+    assert walk_waves(grid["channel_walk"], 132) == 4
+    # many small planes: 64-thread blocks, a block per (channel, image) up to 256 K / C images per channel
+    assert transform_grid((32, 1680, 7, 7)) == {"thread_loop": (1, 32 * 1680 * 64, 2048), "channel_walk": (53760, 0)}
+    # a two-thread-row block where a plane is 32 elements or fewer: [32, 1280, 4, 4] -> 32 x 2 threads, 16 row pairs
+    assert transform_grid((32, 1280, 4, 4)) == {"thread_loop": (1, 1280 * 16 * 64, 2048), "channel_walk": (20480, 0)}
 
 
 def test_class_l2_efficiency_divides_the_l2_time():

@@ -61,7 +61,7 @@ def cross_validate(data, settings: FitSettings, log=print, n_folds: int = 0) -> 
     for fold in folds_of(fams, n_folds):
         nets = [n for f in fold for n in fams[f]]
         sol = solve(data, settings, exclude=frozenset(nets))
-        whole = predict_cases(sol.x, data.rows, len(data.case_ref), data.row_gap_s, data.eff_l2)
+        whole = predict_cases(sol.x, data.rows, len(data.case_ref), data.row_gap_s, data.eff_l2, data.block_s)
         for fam in fold:
             err = [(bool(own[i]), float(whole[i] / data.case_ref[i] - 1)) for i, n in enumerate(data.case_names)
                    if n in families_of[fam]]

@@ -24,7 +24,7 @@ import datetime as _dt
 import json
 import math
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -361,34 +361,38 @@ def unpack(theta: np.ndarray):
     return (np.exp(g3[0::3]), np.exp(g3[1::3]), np.exp(g3[2::3]), np.exp(row), float(theta[-2]), math.exp(theta[-1]))
 
 
-def _fixed_and_body(theta: np.ndarray, rows: NodeRows, eff_l2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _fixed_and_body(theta: np.ndarray, rows: NodeRows, eff_l2: np.ndarray,
+                    block_s: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(fixed, rest) per node by predictor.timing's kernel_time, the hidden kernels in ``rest``; ``eff_l2`` per group
-    (held fixed: rnn_gemv_l2_efficiency)."""
+    (held fixed: rnn_gemv_l2_efficiency), ``block_s`` per group (held fixed: a pinned class's, else 0)."""
     t0, ec, em, row_s, _, k_half = unpack(theta)
     g, lg = rows.group, rows.layout_group
     prm = SimpleNamespace(t0_s=t0[g], eff_compute=ec[g], eff_memory=em[g], eff_l2=eff_l2[g], row_s=row_s[g],
-                          block_s=0.0)
+                          block_s=0.0 if block_s is None else block_s[g])
     fixed, body, _ = kernel_time(rows, prm, k_half, NUMPY_OPS)
     # hidden kernels: t0 each plus the bytes the moving ones pass over (as predictor.timing.hidden_kernel_time)
     return fixed, body + rows.hidden * t0[lg] + rows.hidden_s / em[lg]
 
 
-def node_times(theta: np.ndarray, rows: NodeRows, eff_l2: np.ndarray) -> np.ndarray:
+def node_times(theta: np.ndarray, rows: NodeRows, eff_l2: np.ndarray, block_s: np.ndarray | None = None
+               ) -> np.ndarray:
     """Summed kernel time of each node (what an eager profile's module scope measures)."""
-    fixed, rest = _fixed_and_body(theta, rows, eff_l2)
+    fixed, rest = _fixed_and_body(theta, rows, eff_l2, block_s)
     return fixed + rest
 
 
-def predict_samples(theta: np.ndarray, rows: NodeRows, n_samples: int, eff_l2: np.ndarray) -> np.ndarray:
-    node = node_times(theta, rows, eff_l2)
+def predict_samples(theta: np.ndarray, rows: NodeRows, n_samples: int, eff_l2: np.ndarray,
+                    block_s: np.ndarray | None = None) -> np.ndarray:
+    node = node_times(theta, rows, eff_l2, block_s)
     m = rows.sample >= 0
     return np.bincount(rows.sample[m], weights=node[m], minlength=n_samples)
 
 
-def predict_cases(theta: np.ndarray, rows: NodeRows, n_cases: int, gap_s, eff_l2: np.ndarray) -> np.ndarray:
+def predict_cases(theta: np.ndarray, rows: NodeRows, n_cases: int, gap_s, eff_l2: np.ndarray,
+                  block_s: np.ndarray | None = None) -> np.ndarray:
     """Whole-network time: every node plus the graph-replay gap (s; or per node) after each kernel (hidden ones too), less the
     share ``rnn_overlap`` of the fixed costs of nodes that overlap their producer (as FittedCalibration)."""
-    fixed, rest = _fixed_and_body(theta, rows, eff_l2)
+    fixed, rest = _fixed_and_body(theta, rows, eff_l2, block_s)
     overlap = unpack(theta)[4]
     gaps = gap_s * (rows.kernels + rows.hidden)
     node = fixed + rest + gaps - overlap * rows.overlaps * (fixed + gaps)
@@ -440,6 +444,12 @@ class FitData:
     table: np.ndarray  # per sample: a kernel-table sample (calibration/fit/table_samples.py)
     case_gpu: np.ndarray  # per case: 0 for the fitted GPU's, i >= 1 for the i-th of ``other_gpus`` (prepare_fit)
     row_gap_s: np.ndarray  # per node: the replay gap of its case's GPU (gap_s outside a case)
+    # kernel samples of the classes fitted on their own kernels and held fixed here (PINNED_CLASSES)
+    pinned_samples: dict = field(default_factory=dict)
+    # set by solve (pin_classes): group index -> the held parameters, and block_s per group (0 where not held)
+    pinned: dict = field(default_factory=dict)
+    block_s: np.ndarray | None = None
+    pinned_reports: dict = field(default_factory=dict)  # per pinned class: its fit's report (batchnorm_fit.fit_precision)
 
 
 def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple[str, ...] = FIT_FAMILIES,
@@ -514,7 +524,35 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
     case_gap_arr = np.asarray(case_gap, dtype=float)
     row_gap = np.where(rows.case >= 0, case_gap_arr[np.maximum(rows.case, 0)] if len(case_gap) else gap_s, gap_s)
     return FitData(rows, measured, weights, sample_case, case_ref, names, keys, groups, hidden, eff_l2, l2, counts,
-                   gap_s, labels, is_table, np.asarray(case_gpu, dtype=int), row_gap)
+                   gap_s, labels, is_table, np.asarray(case_gpu, dtype=int), row_gap,
+                   {cls: samples() for cls, (samples, _fit) in _pinned_fits().items()})
+
+
+def _pinned_fits() -> dict:
+    """Classes fitted on their own kernels (on two GPUs) and held at those values by the main fit: per class its
+    ``samples()`` and ``fit(samples, exclude, log)`` -> ({precision: params}, report)."""
+    from .batchnorm_fit import fit_batchnorm, samples
+
+    return {"batchnorm": (samples, fit_batchnorm)}
+
+
+def pin_classes(data: FitData, exclude: frozenset[str] = frozenset(), log=None) -> dict:
+    """Fit the pinned classes on their kernel samples (networks in ``exclude`` left out) and record them in ``data``
+    (``pinned``, ``block_s``); returns {class: report}."""
+    data.pinned, reports = {}, {}
+    block = np.zeros(len(data.keys))
+    for cls, (_samples, fit_class) in _pinned_fits().items():
+        entry, report = fit_class(data.pinned_samples.get(cls, []), exclude, log=log or (lambda *_: None))
+        reports[cls] = report
+        for prec in PRECISIONS:
+            params = entry.get(prec) or entry.get("*")
+            if params is None or (cls, prec) not in data.groups:
+                continue
+            gi = data.groups[(cls, prec)]
+            data.pinned[gi] = params
+            block[gi] = params.get("block_s", 0.0)
+    data.block_s = block
+    return reports
 
 
 # other GPUs whose training cases a joint fit reads (FitSettings.h100_weight): their measurements and the profile
@@ -562,14 +600,22 @@ def _theta_bounds(data: FitData, legacy: bool = False, min_tensor: float = MIN_T
     th0 += [math.log(PARAMS["row_s"].start)] * len(data.keys) + [0.0, math.log(256.0)]
     lo += [math.log(a)] * len(data.keys) + [0.0, math.log(1.0)]
     hi += [math.log(b)] * len(data.keys) + [0.9, math.log(16384.0)]
+    n_g = len(data.keys)
+    for gi, params in data.pinned.items():  # held: a bound interval of width 2e-9 around the value (log space)
+        for i, name in ((3 * gi, "t0_s"), (3 * gi + 1, "eff_compute"), (3 * gi + 2, "eff_memory"), (3 * n_g + gi, "row_s")):
+            th0[i] = math.log(params[name])
+            lo[i], hi[i] = th0[i] - PIN_WIDTH, th0[i] + PIN_WIDTH
     return np.asarray(th0), np.asarray(lo), np.asarray(hi)
+
+
+PIN_WIDTH = 1e-9  # half-width of a held parameter's bounds in log space
 
 
 def _sample_times(theta: np.ndarray, data: FitData) -> np.ndarray:
     """Predicted time per sample: the nodes' kernel times; a microbenchmark call also pays the graph-replay gap of
     each of its kernels (its measured time is replay time per call)."""
     rows = data.rows
-    node = node_times(theta, rows, data.eff_l2)
+    node = node_times(theta, rows, data.eff_l2, data.block_s)
     node = node + np.where(rows.case < 0, data.gap_s * (rows.kernels + rows.hidden), 0.0)
     m = rows.sample >= 0
     return np.bincount(rows.sample[m], weights=node[m], minlength=len(data.measured))
@@ -580,6 +626,7 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
     (``case_weight``); networks in ``exclude`` are left out (grouped cross-validation)."""
     from scipy.optimize import least_squares
 
+    data.pinned_reports = pin_classes(data, exclude)
     theta0, lo, hi = _theta_bounds(data, bool(settings.legacy_bounds), settings.min_tensor_efficiency)
     keep_case = np.asarray([n not in exclude for n in data.case_names], dtype=float) * \
         np.where(data.case_gpu > 0, settings.h100_weight, 1.0)
@@ -591,7 +638,7 @@ def solve(data: FitData, settings: FitSettings, exclude: frozenset[str] = frozen
     def resid(theta):
         pred = _sample_times(theta, data)
         r = sample_w * np.log(np.maximum(pred, 1e-9) / data.measured)
-        whole = predict_cases(theta, data.rows, n_cases, data.row_gap_s, data.eff_l2)
+        whole = predict_cases(theta, data.rows, n_cases, data.row_gap_s, data.eff_l2, data.block_s)
         rc = settings.case_weight * keep_case * np.log(np.maximum(whole, 1e-9) / data.case_ref)
         return np.concatenate([r, rc, settings.prior * 0.05 * (theta - theta0)])
 
@@ -721,6 +768,14 @@ def parameter_report(sol, data: FitData,
         idx = {name: 3 * gi + j for j, name in enumerate(_PARAM_ORDER)}
         if np.any((data.rows.rows_per_sm + data.rows.loop_steps > 0) & (data.rows.group == gi)):
             idx["row_s"] = 3 * n_g + gi
+        if gi in data.pinned:
+            rep = data.pinned_reports.get(cls, {}).get(prec, {})
+            out.setdefault(cls, {})[prec] = {
+                name: {"value": float(v), "stderr_rel": rep.get("stderr_rel", {}).get(name),
+                       "determined": bool(rep.get("determined", {}).get(name, False)),
+                       "held": "fitted on its kernels, H200 and H100 (calibration/fit/batchnorm_fit.py)",
+                       "at_bound": None} for name, v in data.pinned[gi].items()}
+            continue
         entry = {}
         for name, i in idx.items():
             at = "lower" if sol.x[i] <= lo[i] + 1e-9 else "upper" if sol.x[i] >= hi[i] - 1e-9 else None
@@ -741,7 +796,7 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
     pred = _sample_times(sol.x, data)
     err = np.abs(pred / data.measured - 1)
     net, micro = (data.sample_case >= 0) & ~data.table, data.sample_case < 0
-    whole = predict_cases(sol.x, rows, len(data.case_ref), data.row_gap_s, data.eff_l2)
+    whole = predict_cases(sol.x, rows, len(data.case_ref), data.row_gap_s, data.eff_l2, data.block_s)
     case_err = np.abs(whole / data.case_ref - 1)
     own = data.case_gpu == 0  # the fitted GPU's cases (others: FitSettings.h100_weight)
     others = sorted(set(data.case_gpu.tolist()) - {0})
@@ -764,6 +819,8 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
     for (cls, prec), gi in groups.items():
         if counts[gi] and np.any((rows.rows_per_sm + rows.loop_steps > 0) & (rows.group == gi)):
             classes[cls][prec]["row_s"] = float(row_s[gi])
+        if counts[gi] and gi in data.pinned:  # the held values themselves (the solver's are within PIN_WIDTH)
+            classes[cls][prec].update({k: float(v) for k, v in data.pinned[gi].items()})
     for (cls, prec), e in data.eff_l2_by_key.items():
         if cls in classes and prec in classes[cls]:
             classes[cls][prec]["eff_l2"] = e
@@ -771,7 +828,7 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
     for cls, by_p in classes.items():
         fitted = [v for v in by_p.values()]
         by_p["*"] = {k: float(np.exp(np.mean([math.log(v[k]) for v in fitted])))
-                     for k in ("t0_s", "eff_compute", "eff_memory", "row_s") if all(k in v for v in fitted)}
+                     for k in ("t0_s", "eff_compute", "eff_memory", "row_s", "block_s") if all(k in v for v in fitted)}
     all_fits = [v for by_p in classes.values() for p, v in by_p.items() if p != "*"]
     classes["default"] = {"*": {k: float(np.exp(np.median([math.log(v[k]) for v in all_fits])))
                                 for k in ("t0_s", "eff_compute", "eff_memory")}}
@@ -831,7 +888,8 @@ CLASS_NOTES = {
 def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, float]) -> dict:
     classes = {}
     for cls, by_p in result["classes"].items():
-        classes[cls] = {p: {k: v[k] for k in ("t0_s", "eff_compute", "eff_memory", "row_s", "eff_l2") if k in v}
+        classes[cls] = {p: {k: v[k] for k in ("t0_s", "eff_compute", "eff_memory", "row_s", "block_s", "eff_l2")
+                            if k in v}
                         for p, v in by_p.items()}
     hidden = {op: {p: _hidden_list(n) for p, n in by_p.items()} for op, by_p in result["hidden"].items()}
     nets = sorted({c.network for c in cases})

@@ -10,13 +10,17 @@ CLASSES = OP_CLASSES
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
 KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "depthwise_nhwc", "grouped", "grouped_large", "layernorm", "gemm_unaligned", "rnn_gemv",
                             "depthwise_grad", "norm_train", "norm_amp", "elementwise_mixed", "optimizer",
-                            "elementwise_broadcast")
+                            "elementwise_broadcast", "batchnorm")
 # op type of a training step's depthwise-convolution backward kernels (PyTorch's own dgrad and wgrad kernels), class
 # ``depthwise_grad`` (fitted on training steps: calibration/fit/train_fit.py)
 DEPTHWISE_GRAD_OP = "DepthwiseConvGrad"
 # Node.attrs key of a training step's multi-tensor optimizer kernel (predictor/train/optimizer.py): the tensors its
 # launches walk; such a kernel is class ``optimizer`` (fitted on training steps: calibration/fit/optimizer_fit.py)
 MULTI_TENSOR_ATTR = "multi_tensor_count"
+# Node.attrs key of a training step's batch-norm backward kernels (predictor/train/rules/normalization.py): class
+# ``norm`` (their reductions and apply passes), not the inference transform kernel's ``batchnorm``; their hidden
+# kernels stay batch norm's (hidden_entry falls back to the op type)
+BN_BACKWARD_ATTR = "bn_backward"
 
 
 def op_class(op_type: str) -> str:
@@ -64,7 +68,9 @@ def hidden_key(node, op: str | None = None) -> str:
     * BatchNormalization with fp32 parameters on a 16-bit input (autocast): ``BatchNormalization:fp32_params``
       (class ``norm_amp``: at fp16 cuDNN's bn_fw_inf_1C11 kernel, a thread block per channel like the training
       kernels, OpWork.channel_walk; at bf16 PyTorch's native path; fitted on the training networks' autocast
-      kernel tables by calibration/fit/amp_fit.py).
+      kernel tables by calibration/fit/amp_fit.py);
+    * a training step's batch-norm backward kernel (BN_BACKWARD_ATTR): ``BatchNormalization:backward`` (class
+      ``norm``); any other BatchNormalization is inference on a model of one dtype (class ``batchnorm``).
     ``op`` overrides the node's op type (a fused node's base op). A key with no fitted entry falls back to
     the op type."""
     op = op or node.op_type
@@ -96,6 +102,8 @@ def hidden_key(node, op: str | None = None) -> str:
         return "BatchNormalization:training"
     if op == "BatchNormalization" and bn_fp32_params(node):
         return "BatchNormalization:fp32_params"
+    if op == "BatchNormalization" and node.attrs.get(BN_BACKWARD_ATTR):
+        return "BatchNormalization:backward"
     return op
 
 
@@ -130,7 +138,9 @@ def kernel_class(node, op: str | None = None) -> str:
     norm's channel-parallel kernels), and products with K or N not a multiple of 8
     (``gemm_unaligned``: cuBLAS's align1 kernels, fitted on microbenchmarks), and elementwise ops on inputs of two
     float dtypes (``elementwise_mixed``, :func:`mixed_dtypes`) and those broadcasting a tensor over their output
-    (``elementwise_broadcast``, :func:`broadcasts`). ``op``: a fused node's base op, or
+    (``elementwise_broadcast``, :func:`broadcasts`), and inference batch norm (``batchnorm``: PyTorch's transform
+    kernel for a 16-bit model, cuDNN's at fp32; a loop of dependent loads per thread, fitted on its kernels on two GPUs
+    by calibration/fit/batchnorm_fit.py and held by the main fit). ``op``: a fused node's base op, or
     ``Attention`` for the runtime's fused attention kernel (graph/fused.runtime_op). A multi-tensor optimizer kernel
     of a training step (MULTI_TENSOR_ATTR) is class ``optimizer``."""
     if node.attrs.get(MULTI_TENSOR_ATTR):
@@ -191,7 +201,8 @@ _KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:dep
               "LayerNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned",
               "LSTM:gemv": "rnn_gemv", "GRU:gemv": "rnn_gemv", "RNN:gemv": "rnn_gemv",
               DEPTHWISE_GRAD_OP: "depthwise_grad", "BatchNormalization:training": "norm_train",
-              "BatchNormalization:fp32_params": "norm_amp"}
+              "BatchNormalization:fp32_params": "norm_amp", "BatchNormalization": "batchnorm",
+              "BatchNormalization:backward": "norm"}
 
 ALIGN_ELEMENTS = 8  # 16 bytes of 16-bit elements: what cuBLAS's vectorised tensor-core kernels need
 

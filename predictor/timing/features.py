@@ -179,14 +179,16 @@ def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
 LOOP_THREADS_PER_SM = 512
 
 
-def loop_steps(loop: tuple[int, int] | None, sm_count: int) -> float:
-    """Dependent iterations a thread-loop kernel (OpWork.thread_loop = (iterations, threads)) runs end to end: the
-    loop's length, times the threads over what the SMs run at full rate (at least 1). Ignores: the iteration's own
-    length (a bilinear tap or a bicubic one: the class's row_s)."""
+def loop_steps(loop: tuple[int, ...] | None, sm_count: int) -> float:
+    """Dependent iterations a thread-loop kernel (OpWork.thread_loop = (iterations, threads[, threads per SM])) runs
+    end to end: the loop's length, times the threads over what the SMs run at full rate (at least 1; per SM the
+    kernel's own figure, else LOOP_THREADS_PER_SM). Ignores: the iteration's own length (a bilinear tap or a bicubic
+    one: the class's row_s)."""
     if not loop:
         return 0.0
-    iters, threads = loop
-    return float(iters) * max(1.0, threads / (sm_count * LOOP_THREADS_PER_SM))
+    iters, threads = loop[0], loop[1]
+    per_sm = loop[2] if len(loop) > 2 else LOOP_THREADS_PER_SM
+    return float(iters) * max(1.0, threads / (sm_count * per_sm))
 
 
 def walk_waves(walk: tuple[int, int] | None, sm_count: int) -> int:

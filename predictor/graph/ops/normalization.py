@@ -19,7 +19,9 @@ and not counted):
     MeanVarianceNormalization   5       mean 1; x*x 1; mean of squares 1; subtract mean 1; divide 1
 
 Kernels and bytes (PyTorch eager):
-* BatchNormalization: cuDNN inference kernel, 1 kernel, compulsory bytes (parameters read once).
+* BatchNormalization: 1 kernel, compulsory bytes (parameters read once): cuDNN's inference kernel at fp32, PyTorch's
+  transform kernel for a 16-bit model (class ``batchnorm``: a loop of dependent loads per thread and the blocks'
+  scheduling, :func:`transform_grid`), cuDNN's plane walk under autocast (class ``norm_amp``).
 * LayerNormalization: ``vectorized_layer_norm_kernel``, 1 kernel, compulsory bytes, one thread block per row
   (``rows``: the calibration's per-row cost; 100352 rows of 96 take ~8x their bytes' time on the H200).
 * RMSNormalization: 1 kernel (PyTorch's fused rms_norm). NB: older PyTorch composes it from ~6
@@ -75,10 +77,43 @@ def batch_norm(ctx: OpContext) -> OpWork:
         walk = (channels, int(ctx.in_bytes(0)) // channels)
         return with_input_reads(replace(work, channel_walk=walk), input_reads(ctx, {0: 2 * ctx.in_bytes(0)}))
     work = ctx.work(vector_flops=BN_INFERENCE_FLOPS * numel)
-    if not bn_fp32_params(ctx.node) or len(x) <= 2:  # [N, C]: cuDNN's per-activation mode, one pass, no plane walk
+    if len(x) <= 2:  # [N, C]: cuDNN's per-activation mode, one pass, no plane walk
         return work
+    if not bn_fp32_params(ctx.node):
+        return replace(work, **transform_grid(x))
     planes = max(channels * (x[0] if x else 1), 1)
     return replace(work, channel_walk=(planes, int(ctx.in_bytes(0)) // planes))
+
+
+# PyTorch's launch of batch_norm_transform_input_kernel (aten/src/ATen/native/cuda/Normalization.cuh): threads per
+# block by getNumThreads, blocks of the batch axis up to 256 K / C per channel, at most 32 resident blocks and 2,048
+# threads per SM (Volta to Hopper)
+BN_BLOCK_SIZES = (32, 64, 128, 256, 512)
+BN_MAX_GRID_Y = 65535
+BN_THREADS_PER_SM = 2048
+BN_BLOCKS_PER_SM = 32
+
+
+def _num_threads(n: int) -> int:
+    return next((t for t in BN_BLOCK_SIZES if n <= t), BN_BLOCK_SIZES[-1])
+
+
+def transform_grid(x: tuple[int, ...]) -> dict:
+    """OpWork fields of PyTorch's batch-norm transform kernel on input ``x`` [N, C, ...], the kernel a 16-bit model
+    runs (16-bit parameters: cuDNN is not called): a (tf x tb)-thread block per channel and slice of the batch, each
+    thread looping over its images and the plane's elements, one dependent load per iteration (``thread_loop``: the
+    iterations, the threads, the threads one SM holds), and ``channel_walk`` (blocks, 0): the blocks' scheduling, per
+    wave of blocks (no per-byte walk: the loop holds it). cuDNN's fp32 kernel (bn_fw_inf_1C11) takes the same
+    features, its own launch unpublished (calibration/fit/batchnorm_fit.py fits both on their kernels). Ignores: GPUs
+    that hold fewer threads per SM (1,536 on Ampere GA10x and Ada, 1,024 on Turing)."""
+    n, c, fs = x[0], max(x[1], 1), prod(x[2:])
+    tf = max(_num_threads(fs // 4), min(_num_threads(fs), 64))
+    tb = max(64 // tf, 1)
+    by = min(max(1, min((256 * 1024) // c, -(-n // tb))), BN_MAX_GRID_Y)
+    blocks, per_block = c * by, tf * tb
+    iters = -(-n // (tb * by)) * -(-fs // tf)
+    per_sm = min(BN_BLOCKS_PER_SM, BN_THREADS_PER_SM // per_block) * per_block
+    return {"thread_loop": (iters, blocks * per_block, per_sm), "channel_walk": (blocks, 0)}
 
 
 @register("LayerNormalization", cls="norm", autocast="fp32")

@@ -15,7 +15,11 @@ apply pass uses its sums).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ...graph.opclass import BN_BACKWARD_ATTR
 from ...graph.ops._common import norm_axis
+from ...types import frozen_map
 from ..registry import backward
 
 
@@ -38,9 +42,12 @@ def _two_pass(ctx, stats, channels: tuple[int, ...], reduce_fpe: float, apply_fp
 
 @backward("BatchNormalization", diff=(0, 1, 2))
 def batch_norm(ctx):
+    """Its two kernels are marked BN_BACKWARD_ATTR: class ``norm`` (graph/opclass.hidden_key), not the inference
+    transform kernel's ``batchnorm``."""
     c = ctx.shape(ctx.input(0))[1]
     stats = (ctx.internal("save_mean", "float32", (c,)), ctx.internal("save_invstd", "float32", (c,)))
-    return _two_pass(ctx, stats, (c,), 4, 5)
+    marked = frozen_map({BN_BACKWARD_ATTR: 1})
+    return [replace(k, attrs=marked) for k in _two_pass(ctx, stats, (c,), 4, 5)]
 
 
 @backward("InstanceNormalization", diff=(0, 1, 2))

@@ -33,6 +33,21 @@ def test_flash_backward_flops_and_kernels():
     assert ctx.internals[0].shape == (2, 4, 16) and ctx.internals[0].dtype == "float32"  # log-sum-exp
 
 
+def test_backward_main_kernel_is_timed_as_the_attention_class():
+    """The main kernel is op type Attention (class ``attention``, as the forward kernel), with the forward's tiles and
+    causal flag; the D = rowsum(dO * O) pass is a reduction."""
+    from dataclasses import replace
+
+    from predictor.graph.opclass import kernel_class
+
+    node, work, go = _sdpa()
+    work = replace(work, attention_tiles=(8, 16, 8, 16), attention_causal=True)
+    pre, main = attention(context(node, work, (True, True, True), (go,)))
+    assert main.op_type == "Attention" and kernel_class(main.node()) == "attention"
+    assert main.work.attention_tiles == (8, 16, 8, 16) and main.work.attention_causal
+    assert pre.op_type == "ReduceSum" and kernel_class(pre.node()) == "reduce"
+
+
 def test_16_bit_backward_converts_the_fp32_dq_accumulator():
     node, work, go = _sdpa("float16")
     ks = attention(context(node, work, (True, True, True), (go,), precision="fp16"))
@@ -45,7 +60,7 @@ def test_every_bert_layer_gets_an_attention_backward_and_every_parameter_a_gradi
     from tests.train.util import plan
 
     p = plan(load("calibration/data/networks/onnx/bert_base.torchscript.onnx", batch=2), gpu="h200")
-    att = [k for k in p.backward if k.kind == "bwd" and k.op_type == "MatMul"]
+    att = [k for k in p.backward if k.kind == "bwd" and k.op_type == "Attention"]
     assert len(att) == 12
     written = {t.name for k in p.backward for t in k.writes}
     assert len(p.autograd.params) == 197 and all(f"grad::{n}" in written for n in p.autograd.params)

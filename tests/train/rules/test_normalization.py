@@ -31,6 +31,20 @@ def test_batch_norm_reduce_and_apply():
     assert [t.name for t in p.internals["bn"]] == ["bn::save_mean", "bn::save_invstd"]
 
 
+def test_batch_norm_backward_kernels_are_class_norm():
+    """The backward's reduce and apply kernels are class norm (marked, keyed BatchNormalization:backward), not the
+    inference transform kernel's batchnorm; the training forward is norm_train."""
+    from predictor.graph.opclass import hidden_key, kernel_class
+
+    p = plan(conv_bn())
+    k = kernels_of(p, "bn")
+    for kind in ("reduce", "apply"):
+        assert hidden_key(k[kind].node()) == "BatchNormalization:backward"
+        assert kernel_class(k[kind].node()) == "norm"
+    bn = next(n for n, _w, _ in p.forward if n.name == "bn")
+    assert kernel_class(bn) == "norm_train"
+
+
 def test_training_mode_forward_of_batch_norm():
     p = plan(conv_bn())
     bn = next(w for n, w, _ in p.forward if n.name == "bn")
