@@ -23,15 +23,16 @@ def summary():
 def test_training_networks(summary):
     """151 networks since the second 2026-12-05 refit, which took the seventh blind set (spent) into the fit."""
     assert summary["train"]["all"]["n"] >= 1100
-    assert summary["train"]["all"]["mape"] <= 0.115  # 11.0% since the third 2026-12-05 refit (10.9% with the second,
-    # 12.1% of 964 cases with the first)
+    assert summary["train"]["all"]["mape"] <= 0.11  # 10.6% of 1402 cases since the second 2026-12-06 refit (batch norm
+    # on its kernels; 10.4% of the 1354 it was fitted on, with the thirteenth blind set's 48 spent since); 11.0% with
+    # the third 2026-12-05 refit (10.9% with the second, 12.1% of 964 cases with the first)
 
 
 def test_held_out_networks(summary):
     assert summary["heldout"]["all"]["n"] >= 60
     assert summary["heldout"]["all"]["median"] <= 0.095  # 8.7% (8.0% before the sixth blind set's data joined the fit)
-    assert summary["heldout"]["all"]["mape"] <= 0.11  # 10.5% (9.3% on 2026-12-03; 11.1%, 11.4%, 10.7%, 10.1%, 10.9%,
-    # 10.4% after refits)
+    assert summary["heldout"]["all"]["mape"] <= 0.095  # 8.7% since the second 2026-12-06 refit (9.7% before it; 9.3% on
+    # 2026-12-03; 11.1%, 11.4%, 10.7%, 10.1%, 10.9%, 10.4%, 10.5% after refits)
     assert summary["heldout"]["all"]["worst"] <= 0.31  # 30.4% (regnet_y_1_6gf fp32 b32)
 
 
@@ -60,7 +61,8 @@ def test_autocast_training():
     rows = [r for r in evaluate_amp() if r["split"] == "train"]
     assert len(rows) >= 190 and all(not r["unsupported"] for r in rows)
     s = amp_tables(rows)["all"]
-    assert s["median"] <= 0.095 and s["mape"] <= 0.115  # 8.8% and 10.7% since the first 2026-12-06 refit (autocast's
+    assert s["median"] <= 0.095 and s["mape"] <= 0.115  # 8.8% and 11.1% over 203 with the second 2026-12-06 refit and
+    # the thirteenth blind set's 12 forwards in (18.2% on their own); 8.8% and 10.7% since the first refit (autocast's
     # casts as elementwise kernels); 10.4% and 14.0% with the fifth 2026-12-05 refit, with the
     # ninth blind set's 18 forwards in (23.7% on their own: the decoders' batch-1 autocast, SAM, Longformer; 9.9% and
     # 13.4% on the 173 before, with the fourth refit, with the
