@@ -937,14 +937,19 @@ SDPA_SHAPES = _seeded(10, 40, _draw_sdpa)
 
 def _sdpa_broad_cases(p: str) -> Iterator[OpCase]:
     """F.scaled_dot_product_attention as PyTorch dispatches it (flash / efficient / math by dtype and shape)."""
+    return _sdpa_shape_cases(p, "sdpa_broad", SDPA_SHAPES)
+
+
+def _sdpa_shape_cases(p: str, family: str, shapes) -> Iterator[OpCase]:
+    """One F.scaled_dot_product_attention call of q, k, v [B, H, S, D] per (B, H, S, D, causal) of ``shapes``."""
     elt = ELT_BYTES[p]
-    for b, h, s, d, causal in SDPA_SHAPES:
+    for b, h, s, d, causal in shapes:
         def setup(b=b, h=h, s=s, d=d, causal=causal):
             import torch.nn.functional as F
 
             q, k, v = (_rand((b, h, s, d), p) for _ in range(3))
             return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        yield OpCase("sdpa", "sdpa_broad", p, {"B": b, "H": h, "S": s, "D": d, "causal": causal},
+        yield OpCase("sdpa", family, p, {"B": b, "H": h, "S": s, "D": d, "causal": causal},
                      *sdpa_cost(b, h, s, d, causal, elt), setup)
 
 def _draw_sdpa_masked(r) -> tuple | None:
@@ -1009,15 +1014,7 @@ SDPA_DECODE_SHAPES = _seeded(13, 30, _draw_sdpa_decode)
 
 
 def _sdpa_long_cases(p: str) -> Iterator[OpCase]:
-    elt = ELT_BYTES[p]
-    for b, h, s, d, causal in SDPA_LONG_SHAPES:
-        def setup(b=b, h=h, s=s, d=d, causal=causal):
-            import torch.nn.functional as F
-
-            q, k, v = (_rand((b, h, s, d), p) for _ in range(3))
-            return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        yield OpCase("sdpa", "sdpa_long", p, {"B": b, "H": h, "S": s, "D": d, "causal": causal},
-                     *sdpa_cost(b, h, s, d, causal, elt), setup)
+    return _sdpa_shape_cases(p, "sdpa_long", SDPA_LONG_SHAPES)
 
 
 def _sdpa_decode_cases(p: str) -> Iterator[OpCase]:

@@ -69,3 +69,15 @@ def test_sdpa_node_is_attention():
     # QK^T and PV: 2 x (2 x 2 x 8 x 128 x 128 x 64) = 33,554,432 matmul FLOPs
     flops, c = _flops(node)
     assert c.kernels == 1 and flops >= 33_554_432
+
+
+def test_sdpa_kv_node_is_grouped_query_attention():
+    """Run 10's decode call: one query token of 16 heads against 4 KV heads x 1,024 cached keys: QK^T and PV, 2 x (2 x
+    16 x 1 x 1024 x 64) = 4,194,304 matmul FLOPs per image."""
+    from predictor.graph.opclass import kernel_class
+
+    node = NODE_BUILDERS["sdpa_kv"]({"B": 1, "H": 16, "KVH": 4, "Sq": 1, "Skv": 1024, "D": 64})
+    assert kernel_class(node) == "attention"
+    assert node.inputs[1].shape == (1, 4, 1024, 64) and node.outputs[0].shape == (1, 16, 1, 64)
+    c = cost_graph([node], policy("fp16"), 23, graph_inputs=frozenset({"q", "k", "v"})).costs[0]
+    assert c.kernels == 1 and sum(f.flops for f in c.flops) >= 4_194_304

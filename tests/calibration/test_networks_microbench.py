@@ -123,3 +123,17 @@ def test_masked_sdpa_cases_carry_the_mask():
     b, h, s, d = (c.params[k] for k in ("B", "H", "S", "D"))
     flops, qkvo = mb.sdpa_cost(b, h, s, d, False, 2)
     assert c.flops == flops and c.bytes == qkvo + 2 * mb.math.prod(mb.SDPA_MASK_SHAPE[c.params["mask"]](b, h, s))
+
+
+def test_long_and_decode_attention_families():
+    """Run 10: sdpa_long (24 seeded prefill calls of 1,536-16,384 tokens) and sdpa_decode (30 seeded one-token calls
+    against a cache), 16-bit only; decode FLOPs 4 B H ctx D, bytes the keys and values once plus the query and output."""
+    assert not mb.enumerate_cases(("sdpa_long", "sdpa_decode"), ("fp32", "tf32"))
+    long = mb.enumerate_cases(("sdpa_long",), ("fp16",))
+    assert len(long) == 24 and all(1536 <= c.params["S"] <= 16384 for c in long)
+    dec = mb.enumerate_cases(("sdpa_decode",), ("bf16",))
+    assert len(dec) == 30 and all(c.params["Sq"] == 1 for c in dec)
+    c = dec[0]
+    b, h, kvh, ctx, d = (c.params[k] for k in ("B", "H", "KVH", "Skv", "D"))
+    assert c.flops == 4.0 * b * h * ctx * d and c.bytes == 2 * (2 * b * kvh * ctx * d + 2 * b * h * d)
+    assert any(c.params["KVH"] < c.params["H"] for c in dec)  # grouped-query calls too
