@@ -749,6 +749,10 @@ def jacobian_sparsity(data: FitData, n_params: int):
     return m
 
 
+def _at_bound(value: float, lower: float, upper: float) -> str | None:
+    return "lower" if value <= lower * (1 + 1e-9) else "upper" if value >= upper * (1 - 1e-9) else None
+
+
 def parameter_report(sol, data: FitData,
                      settings: FitSettings = FitSettings()) -> dict[str, dict[str, dict[str, dict]]]:
     """Per class, precision and parameter: value, relative standard error (from the Gauss-Newton covariance of the
@@ -772,9 +776,11 @@ def parameter_report(sol, data: FitData,
             rep = data.pinned_reports.get(cls, {}).get(prec, {})
             out.setdefault(cls, {})[prec] = {
                 name: {"value": float(v), "stderr_rel": rep.get("stderr_rel", {}).get(name),
+                       "lower": param_bounds(name, cls, prec)[0], "upper": param_bounds(name, cls, prec)[1],
                        "determined": bool(rep.get("determined", {}).get(name, False)),
                        "held": "fitted on its kernels, H200 and H100 (calibration/fit/batchnorm_fit.py)",
-                       "at_bound": None} for name, v in data.pinned[gi].items()}
+                       "at_bound": _at_bound(v, *param_bounds(name, cls, prec))}
+                for name, v in data.pinned[gi].items()}
             continue
         entry = {}
         for name, i in idx.items():

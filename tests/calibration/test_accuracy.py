@@ -24,7 +24,7 @@ def test_training_networks(summary):
     """151 networks since the second 2026-12-05 refit, which took the seventh blind set (spent) into the fit."""
     assert summary["train"]["all"]["n"] >= 1100
     assert summary["train"]["all"]["mape"] <= 0.11  # 10.6% of 1402 cases since the second 2026-12-06 refit (batch norm
-    # on its kernels; 10.4% of the 1354 it was fitted on, with the thirteenth blind set's 48 spent since); 11.0% with
+    # on its kernels, the thirteenth blind set's 48 cases in; 10.4% of the 1386 it fits); 11.0% with
     # the third 2026-12-05 refit (10.9% with the second, 12.1% of 964 cases with the first)
 
 

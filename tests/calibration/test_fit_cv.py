@@ -27,10 +27,10 @@ def test_other_gpus_cases_are_reported_apart(monkeypatch):
 
     names = ["resnet50", "resnet50", "vit_b_16", "resnet50"]
     data = SimpleNamespace(case_names=names, case_gpu=np.array([0, 0, 0, 1]), case_ref=np.ones(4), rows=None,
-                           row_gap_s=0.0, eff_l2=None)
+                           row_gap_s=0.0, eff_l2=None, block_s=None)
     left_out = []
     monkeypatch.setattr(cv, "solve", lambda d, s, exclude: left_out.append(set(exclude)) or SimpleNamespace(x=None))
-    monkeypatch.setattr(cv, "predict_cases", lambda x, rows, n, gap, l2: np.array([1.1, 0.8, 1.05, 1.5]))
+    monkeypatch.setattr(cv, "predict_cases", lambda x, rows, n, gap, l2, block: np.array([1.1, 0.8, 1.05, 1.5]))
     res = cv.cross_validate(data, FitSettings(), log=lambda *_: None)
     assert sorted(map(sorted, left_out)) == [["resnet50"], ["vit_b_16"]]
     assert res["mape"] == pytest.approx(0.35 / 3) and res["per_family"]["resnet"] == pytest.approx(0.15)

@@ -13,5 +13,7 @@ def test_committed_tables_give_the_readme_rates():
     s = nk.summary(nk.kernel_rows("h200", 4_000_000))
     fp16 = s["fp16 at::native::batch_norm_transform_input_kernel"]
     fp32 = s["fp32 cudnn::bn_fw_inf_1C11_kernel_NCHW"]
-    assert fp16["kernels"] == 1675 and fp16["G_elements_per_s"] == 426.7 and fp16["TB_per_s"] == 1.71
-    assert fp32["kernels"] == 1996 and fp32["G_elements_per_s"] == 350.1 and fp32["TB_per_s"] == 2.8
+    # the README's figures were read before the thirteenth blind set's tables joined (1,675 and 1,996 kernels, 426.7 and
+    # 350.1 G elements/s); with them the medians move by less than 0.5%
+    assert fp16["kernels"] == 1708 and fp16["G_elements_per_s"] == 425.5 and fp16["TB_per_s"] == 1.7
+    assert fp32["kernels"] == 2029 and fp32["G_elements_per_s"] == 349.7 and fp32["TB_per_s"] == 2.8

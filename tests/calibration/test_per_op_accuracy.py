@@ -19,7 +19,9 @@ def test_every_sample_is_compared(doc):
 
 
 def test_per_op_median_does_not_regress(doc):
-    assert doc["all"]["median"] <= 0.13 and doc["all"]["within_20pct"] >= 0.68
+    # 13.7% and 64% since the second 2026-12-06 fit (11.9% and 71% before): batch norm is fitted on its in-network
+    # kernel times, which are about half of what ncu's cache-flushed replays of the same kernel measure (README)
+    assert doc["all"]["median"] <= 0.145 and doc["all"]["within_20pct"] >= 0.62
     assert doc["samples"]["bert_base_fp16_b8"]["median"] <= 0.11
 
 
