@@ -15,7 +15,9 @@ kernels the runtime adds (learned from module scopes that hold a single costed n
 copies. GEMM/conv kernels reach ``K / (K + gemm_k_half)`` of their class's compute efficiency: each output
 tile pays a prologue/epilogue worth ``gemm_k_half`` steps of its K loop. Loss: log ratio of predicted to measured time per module scope, weighted by the square root of the
 scope's share of its case's time, soft-L1 (robust to a few odd scopes). Hosts' dispatch cost per kernel for
-the eager estimate: median over host-bound training cases of eager time per launched kernel.
+the eager estimate: median over host-bound training cases of eager time per launched kernel. Inference batch norm (class
+``batchnorm``) is fitted on its own kernels of two GPUs first (calibration/fit/batchnorm_fit.py) and held at those values
+here (``pin_classes``; a grouped cross-validation fold refits it without the left-out families).
 """
 from __future__ import annotations
 
@@ -444,7 +446,7 @@ class FitData:
     table: np.ndarray  # per sample: a kernel-table sample (calibration/fit/table_samples.py)
     case_gpu: np.ndarray  # per case: 0 for the fitted GPU's, i >= 1 for the i-th of ``other_gpus`` (prepare_fit)
     row_gap_s: np.ndarray  # per node: the replay gap of its case's GPU (gap_s outside a case)
-    # kernel samples of the classes fitted on their own kernels and held fixed here (PINNED_CLASSES)
+    # kernel samples of the classes fitted on their own kernels and held fixed here (_pinned_fits)
     pinned_samples: dict = field(default_factory=dict)
     # set by solve (pin_classes): group index -> the held parameters, and block_s per group (0 where not held)
     pinned: dict = field(default_factory=dict)
