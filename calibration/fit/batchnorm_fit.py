@@ -6,13 +6,15 @@ An inference batch norm runs one kernel of its own per call: PyTorch's ``batch_n
 16-bit model (16-bit parameters: cuDNN is not called), cuDNN's ``bn_fw_inf_1C11_kernel_NCHW`` at fp32 and tf32. The
 H200 and H100 kernel tables (calibration/data/<gpu>/timing, eager rows with the profiler's input shapes) hold them
 inside the measured networks. On one GPU a kernel's time cannot tell an element rate from a memory bandwidth; on
-two memory systems of the same SMs and clocks it can: at 16-bit the kernels run ~457 G elements/s on the H200 and
-~432 on the H100, whose HBM is 33% slower (an element rate: one 2-byte load per thread and iteration, latency-bound),
-while at fp32 cuDNN's kernel slows by about the bandwidth ratio on the H100 (memory-bound there). Per precision,
-(t0_s, eff_compute, eff_memory) by least squares on the log kernel time, t0 + max(compute / eff_compute, HBM /
-eff_memory, L2, L1) with each GPU's own ceilings (the H100's: its ERT-measured profile as predict transfers to it),
-over one sample per (GPU, network, input shape) (the median kernel), each network's samples weighted to one in all.
-The main fit (calibration/fit/fit.py) holds the class at these values. Only training-split networks' tables are read
+two memory systems of the same SMs and clocks it can: at 16-bit the largest maps run ~460 G elements/s on the H200
+and ~430 on the H100, whose HBM is 33% slower. PyTorch's transform kernel gives each (channel, slice of the batch) a
+block whose threads loop over the plane with one dependent load per iteration, so its time follows that loop and the
+blocks' scheduling (predictor/graph/ops/normalization.transform_grid), not the bytes. Per precision, (t0_s,
+eff_compute, eff_memory, row_s per dependent step, block_s per wave of blocks) by least squares on the log kernel time
+under predictor/timing's kernel_time, with each GPU's own ceilings (the H100's: its ERT-measured profile as predict
+transfers to it), over one sample per (GPU, network, input shape) (the median kernel), each network's samples weighted
+to one in all; an efficiency no sample depends on is reported undetermined and put back at its start or bound. The
+main fit (calibration/fit/fit.py) holds the class at these values. Only training-split networks' tables are read
 (``exclude`` leaves further networks out: grouped cross-validation). Ignores: the per-channel parameter kernels of a
 call (the fit's hidden kernels), autocast's batch norm (class ``norm_amp``), training mode (``norm_train``).
 """
@@ -81,16 +83,11 @@ def _ideal(shape: tuple[int, ...], precision: str, profile) -> tuple[float, ...]
     return f.compute_s, f.hbm_s, f.l2_s, f.l1_s, f.loop_steps, f.walk_waves
 
 
-def _split(network: str) -> str:
-    from calibration.networks import zoo
-
-    spec = zoo.NETWORKS.get(network)
-    return spec.split if spec is not None else ""
-
-
 def samples(gpus: tuple[str, ...] = GPUS) -> list[Sample]:
     """The median batch-norm kernel per (GPU, network, precision, input shape) of the training-split networks."""
     from calibration.evaluate.broadcast_kernels import eager_kernels
+
+    from .dataset import zoo_split
 
     profiles = _profiles()
     times: dict[tuple, list[float]] = defaultdict(list)
@@ -103,7 +100,7 @@ def samples(gpus: tuple[str, ...] = GPUS) -> list[Sample]:
             times[(gpu, r["network"], prec, tuple(int(d) for d in x))].append(dur)
     out, ideal = [], {}
     for (gpu, net, prec, shape), ts in sorted(times.items()):
-        if _split(net) != "train":
+        if zoo_split(net) != "train":
             continue
         key = (gpu, prec, shape)
         if key not in ideal:

@@ -451,20 +451,31 @@ def phase_kernels(prof: Any) -> dict[str, tuple[int, float]]:
     kernel belongs to the phase whose CPU interval holds its GPU start. Kernels outside every interval
     fall back to the range enclosing their launching CPU op.
     """
-    from calibration.networks.kernel_table import device_events, enclosing_range, is_memop, launched_kernels
+    from calibration.networks.kernel_table import device_events, is_memop
+
+    out = {p: [0, 0.0] for p in (*PHASES, "unattributed", "memops")}
+    for fe, phase_name in zip(device_events(prof), kernel_phases(prof)):
+        key = "memops" if is_memop(fe.name) else (phase_name or "unattributed")
+        out[key][0] += 1
+        out[key][1] += fe.time_range.elapsed_us()
+    return {k: (n, us) for k, (n, us) in out.items()}
+
+
+def kernel_phases(prof: Any) -> list[str]:
+    """The phase of each GPU activity of a profiled step (device_events' order): the phase range holding its GPU
+    start, else the range enclosing its launching CPU op, else the range holding that op's start; '' for none."""
+    from calibration.networks.kernel_table import device_events, enclosing_range, launched_kernels
 
     intervals = _phase_intervals(list(prof.events()))
     launched = {id(fe): op for fe, (op, *_rest) in zip(device_events(prof), launched_kernels(prof))}
-    out = {p: [0, 0.0] for p in (*PHASES, "unattributed", "memops")}
+    out = []
     for fe in device_events(prof):
         rng = _interval_at(fe.time_range.start, intervals)
         if rng is None:
             op = launched.get(id(fe))
             rng = enclosing_range(op, PHASE_PREFIX) or _phase_at(op, intervals)
-        key = "memops" if is_memop(fe.name) else (rng[len(PHASE_PREFIX):] if rng else "unattributed")
-        out[key][0] += 1
-        out[key][1] += fe.time_range.elapsed_us()
-    return {k: (n, us) for k, (n, us) in out.items()}
+        out.append(rng[len(PHASE_PREFIX):] if rng else "")
+    return out
 
 
 def profile_step(tr: Trainer, res: TrainingCaseResult) -> None:

@@ -23,24 +23,10 @@ from calibration.networks.timing import command_line, prepare_module, sweep_case
 DEFAULT_NAMES = "bert_base,gpt2"
 
 
-def phase_of_rows(prof, prefix: str) -> list[str]:
-    """The phase of each GPU activity of ``prof`` (kernel_rows' order): the phase range holding its GPU start, else
-    the range enclosing its launching op, else ''."""
-    from calibration.networks.kernel_table import device_events, enclosing_range, launched_kernels
-    from calibration.training.measure import _interval_at, _phase_at, _phase_intervals
-
-    intervals = _phase_intervals(list(prof.events()))
-    out = []
-    for fe, (op, *_rest) in zip(device_events(prof), launched_kernels(prof)):
-        rng = _interval_at(fe.time_range.start, intervals) or enclosing_range(op, prefix) or _phase_at(op, intervals)
-        out.append(rng[len(prefix):] if rng else "")
-    return out
-
-
 def case_rows(name: str, batch: int, precision: str) -> dict:
     from calibration.networks.kernel_table import kernel_rows
     from calibration.networks.timing import _profile
-    from calibration.training.measure import PHASE_PREFIX, PRECISION_MODES, Trainer, _NoClock
+    from calibration.training.measure import PRECISION_MODES, Trainer, _NoClock, kernel_phases
 
     mode = PRECISION_MODES[precision]
     gpu_common.set_precision_flags(mode.flags)
@@ -52,7 +38,7 @@ def case_rows(name: str, batch: int, precision: str) -> dict:
         tr.step(_NoClock())
     gpu_common.sync()
     prof = _profile(lambda: tr.step(_NoClock(), sync_phases=True), model, record_shapes=True)
-    rows = [asdict(r) | {"phase": ph} for r, ph in zip(kernel_rows(prof), phase_of_rows(prof, PHASE_PREFIX))]
+    rows = [asdict(r) | {"phase": ph} for r, ph in zip(kernel_rows(prof), kernel_phases(prof))]
     per_phase: dict[str, list] = {}
     for r in rows:
         n_us = per_phase.setdefault(r["phase"] or "unattributed", [0, 0.0])
