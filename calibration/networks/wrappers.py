@@ -383,3 +383,35 @@ class DenseKeypoints(nn.Module):
         head = self.model.descriptor_decoder
         descriptors = nn.functional.normalize(head.conv_descriptor_b(head.relu(head.conv_descriptor_a(encoded))), p=2, dim=1)
         return torch.cat([scores.flatten(1), descriptors.flatten(1)], dim=1)
+
+
+class DiffusionUNetNoise(nn.Module):
+    """Diffusers conditional UNet (Stable Diffusion style) -> predicted noise for one denoising step (forward takes the
+    latent (batch, 4, h, w)); the timestep and the text-encoder context (77 tokens) are fixed buffers expanded to the
+    batch, so the text encoder is not run."""
+
+    def __init__(self, model: nn.Module, context_tokens: int = 77):
+        super().__init__()
+        self.model = model
+        self.register_buffer("context", torch.randn(1, context_tokens, model.config.cross_attention_dim))
+        self.register_buffer("timestep", torch.tensor([500.0]))
+
+    def forward(self, x):
+        b = x.shape[0]
+        return self.model(x, self.timestep.expand(b), self.context.expand(b, -1, -1)).sample
+
+
+class ClassConditionalDiT(nn.Module):
+    """Diffusers DiT (class-conditional diffusion transformer) -> one denoising step's output (forward takes the latent
+    (batch, 4, h, w)); the timestep and class label are fixed buffers expanded to the batch."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+        self.register_buffer("timestep", torch.tensor([500]))
+        self.register_buffer("label", torch.tensor([1]))
+
+    def forward(self, x):
+        b = x.shape[0]
+        return self.model(x, timestep=self.timestep.expand(b), class_labels=self.label.expand(b)).sample
+

@@ -12,7 +12,7 @@ def test_spec_table_fields():
     for name, spec in zoo.NETWORKS.items():
         assert spec.name == name
         assert spec.split in zoo.SPLITS
-        assert spec.source in ("torchvision", "timm", "transformers", "custom")
+        assert spec.source in ("torchvision", "timm", "transformers", "diffusers", "custom")
         assert spec.family in ("cnn", "transformer", "segmentation", "rnn", "detection", "mlp")
         assert spec.input_kind in ("image", "tokens", "sequence")
         assert callable(spec.builder)
@@ -198,3 +198,25 @@ def test_every_blind13_network_has_a_committed_torchscript_export():
     from calibration.fit.dataset import onnx_export
 
     assert all(onnx_export(n, ("torchscript",)) is not None for n in BLIND13)
+
+
+BLIND14 = sorted(["sd15_unet", "dit_xl2_256", "resnetv2_50d_evos", "fnet_base"])
+
+
+def test_the_fourteenth_blind_set_is_its_own_split_of_new_families():
+    """Chosen before any measurement (2026-12-06): 4 families apart from every other network; not read by any fit."""
+    from calibration.fit.fit import training_cases  # noqa: F401 (the fit's split filter: train only)
+
+    assert "blind14" in zoo.SPLITS and sorted(zoo.names("blind14", include_extra=True)) == BLIND14
+    fams = {zoo.NETWORKS[n].arch_family for n in BLIND14}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.name not in BLIND14}
+    assert len(fams) == 4 and not fams & others
+
+
+def test_every_blind14_network_has_a_committed_export():
+    """TorchScript, but FNet (torch.fft, which only the dynamo exporter writes: DFT)."""
+    from calibration.fit.dataset import onnx_export
+
+    paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in BLIND14}
+    assert all(p is not None for p in paths.values())
+    assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == {"fnet_base"}
