@@ -6,8 +6,9 @@ Per kernel of a node of class C at precision P (parameters fitted on H200 measur
         + max( sum_units FLOPs / (peak x eff_compute[C,P] x wave_eff),
                bytes_HBM / (BW_HBM x eff_memory[C,P]), bytes_L2 / (BW_L2 x eff_l2[C,P]), bytes_L1 / BW_L1 )
 
-``eff_l2`` is 1 except for class ``rnn_gemv`` (batch-1 recurrent layers at fp32/tf32, whose cuBLAS GEMV steps stream
-the recurrent weights from L2 at ~1.35 TB/s; read off the training LSTM's GEMV kernel times by calibration/fit/fit.py).
+``eff_l2`` is 1 except for the recurrent classes ``rnn`` and ``rnn_gemv`` (batch-1 layers), whose step kernels re-read
+the recurrent weights from L2: fitted with their other parameters and ``rnn_overlap`` on the microbenchmark's LSTM/GRU
+calls by calibration/fit/rnn_fit.py, and held by the main fit.
 
 ``rows`` (OpWork.rows) counts the rows of a kernel that gives each row a thread block (layer norm, class
 ``layernorm``: 100352 rows of 96 elements take ~8x their bytes' time on the H200). A stacked RNN layer

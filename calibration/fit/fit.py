@@ -320,35 +320,6 @@ def build_rows(cases: list[Case], kernels: dict, profile, hidden: dict, groups: 
             np.asarray(sample_case, dtype=int))
 
 
-GEMV_KERNEL = "gemv"  # cuBLAS's matrix-vector kernels (gemv2T_kernel_val, internal::gemvx::kernel)
-
-
-def rnn_gemv_l2_efficiency(cases: list[Case], kernels: dict, profile) -> dict[tuple[str, str], float]:
-    """{("rnn_gemv", precision): eff_l2} from the recurrent training networks' batch-1 profiles: at fp32 and tf32 cuBLAS
-    runs each recurrent step as a GEMV kernel that streams the recurrent weights R from L2; eff_l2 is the L2 time of
-    R's requests (as the traffic model counts them) at the ERT L2 bandwidth over the median GEMV kernel's time (the
-    H200's LSTM of width 512: 4.19 MB in 3.08 us, 1.36 TB/s). Precisions whose step kernel is a GEMM (16-bit: latency-bound nvjet kernels) get none."""
-    out: dict[tuple[str, str], list[float]] = {}
-    for case in cases:
-        if case.batch != 1 or case.family != "rnn":
-            continue
-        rows = kernels.get(case.key) or []
-        gemv = sorted(r.duration_s for r in rows if GEMV_KERNEL in r.name)
-        graph = graph_for(case.network, case.batch)
-        r_bytes = [n.inputs[2].numel * 4 / n.inputs[2].shape[0] for n in (graph.nodes if graph else [])
-                   if op_class(n.op_type) == "rnn" and len(n.inputs) > 2 and n.inputs[2] is not None
-                   and n.inputs[2].shape] if case.precision in ("fp32", "tf32") else []
-        if len(gemv) < 8 or not r_bytes:
-            continue
-        median_s = gemv[len(gemv) // 2]
-        # the traffic model counts L2 requests (distinct bytes x (1 + l2_far_fraction): two partitions)
-        requests = float(np.median(r_bytes)) * (1.0 + params_for(profile.arch).l2_far_fraction)
-        out.setdefault(("rnn_gemv", case.precision), []).append(
-            min(1.0, requests / profile.bandwidth(MemLevel.L2) / median_s))
-
-    return {k: float(np.median(v)) for k, v in out.items()}
-
-
 def _hidden_bytes(cost) -> float:
     from predictor.timing import hidden_bytes as hb
 
@@ -366,7 +337,7 @@ def unpack(theta: np.ndarray):
 def _fixed_and_body(theta: np.ndarray, rows: NodeRows, eff_l2: np.ndarray,
                     block_s: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(fixed, rest) per node by predictor.timing's kernel_time, the hidden kernels in ``rest``; ``eff_l2`` per group
-    (held fixed: rnn_gemv_l2_efficiency), ``block_s`` per group (held fixed: a pinned class's, else 0)."""
+    (held fixed: a pinned class's, rnn_fit.py, else 1), ``block_s`` per group (held fixed: a pinned class's, else 0)."""
     t0, ec, em, row_s, _, k_half = unpack(theta)
     g, lg = rows.group, rows.layout_group
     prm = SimpleNamespace(t0_s=t0[g], eff_compute=ec[g], eff_memory=em[g], eff_l2=eff_l2[g], row_s=row_s[g],
@@ -452,6 +423,7 @@ class FitData:
     pinned: dict = field(default_factory=dict)
     block_s: np.ndarray | None = None
     pinned_reports: dict = field(default_factory=dict)  # per pinned class: its fit's report (batchnorm_fit.fit_precision)
+    pinned_overlap: float | None = None  # rnn_overlap held by a pinned fit (rnn_fit), else fitted here
 
 
 def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple[str, ...] = FIT_FAMILIES,
@@ -463,9 +435,7 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
     keys = [(c, p) for c in FIT_CLASSES for p in PRECISIONS if p not in SHARED]
     groups = {k: i for i, k in enumerate(keys)}
     groups.update({(c, p): groups[(c, q)] for c in FIT_CLASSES for p, q in SHARED.items()})
-    eff_l2 = rnn_gemv_l2_efficiency(cases, kernels, profile)
-    for (cls, prec), e in sorted(eff_l2.items()):
-        log(f"{cls} {prec}: recurrent GEMV kernels stream R from L2 at {e:.3f} of the ERT L2 bandwidth")
+    eff_l2: dict[tuple[str, str], float] = {}  # per group, held: the pinned recurrent classes set theirs (pin_classes)
     rows, measured, weights, case_ref, sample_case = build_rows(cases, kernels, profile, hidden, groups)
     gap_s = replay_gap_s(cases, kernels) or profile.kernel_gap_s
     costed = [c for c in cases if kernels.get(c.key) and graph_for(c.network, c.batch) is not None]  # build_rows' cases
@@ -527,32 +497,42 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
     row_gap = np.where(rows.case >= 0, case_gap_arr[np.maximum(rows.case, 0)] if len(case_gap) else gap_s, gap_s)
     return FitData(rows, measured, weights, sample_case, case_ref, names, keys, groups, hidden, eff_l2, l2, counts,
                    gap_s, labels, is_table, np.asarray(case_gpu, dtype=int), row_gap,
-                   {cls: samples() for cls, (samples, _fit) in _pinned_fits().items()})
+                   {cls: samples() for cls, (samples, _fit, _source) in _pinned_fits().items()})
 
 
 def _pinned_fits() -> dict:
-    """Classes fitted on their own kernels (on two GPUs) and held at those values by the main fit: per class its
-    ``samples()`` and ``fit(samples, exclude, log)`` -> ({precision: params}, report)."""
-    from .batchnorm_fit import fit_batchnorm, samples
+    """Classes fitted on their own kernels or calls and held at those values by the main fit: per class its
+    ``samples()``, ``fit(samples, exclude, log, gap_s, gemm_k_half)`` -> ({precision: params}, report) and where it
+    comes from. A report may hold ``rnn_overlap``, which the main fit then holds too."""
+    from . import batchnorm_fit, rnn_fit
 
-    return {"batchnorm": (samples, fit_batchnorm)}
+    return {"batchnorm": (batchnorm_fit.samples, batchnorm_fit.fit_batchnorm,
+                          "fitted on its kernels, H200 and H100 (calibration/fit/batchnorm_fit.py)"),
+            **{cls: (rnn_fit.samples, rnn_fit.pinned_fit(cls),
+                     "fitted on the rnn_steps LSTM/GRU calls (calibration/fit/rnn_fit.py)") for cls in rnn_fit.CLASSES}}
 
 
-def pin_classes(data: FitData, exclude: frozenset[str] = frozenset(), log=None) -> dict:
-    """Fit the pinned classes on their kernel samples (networks in ``exclude`` left out) and record them in ``data``
-    (``pinned``, ``block_s``); returns {class: report}."""
-    data.pinned, reports = {}, {}
+def pin_classes(data: FitData, exclude: frozenset[str] = frozenset(), log=None, gemm_k_half: float = 256.0) -> dict:
+    """Fit the pinned classes on their samples (networks in ``exclude`` left out) and record them in ``data``
+    (``pinned``, ``block_s``, ``eff_l2`` where a class fits it, ``pinned_overlap``); returns {class: report}."""
+    data.pinned, reports, data.pinned_overlap = {}, {}, None
     block = np.zeros(len(data.keys))
-    for cls, (_samples, fit_class) in _pinned_fits().items():
-        entry, report = fit_class(data.pinned_samples.get(cls, []), exclude, log=log or (lambda *_: None))
+    for cls, (_samples, fit_class, _source) in _pinned_fits().items():
+        entry, report = fit_class(data.pinned_samples.get(cls, []), exclude, log=log or (lambda *_: None),
+                                  gap_s=data.gap_s, gemm_k_half=gemm_k_half)
         reports[cls] = report
+        if report.get("rnn_overlap") is not None:
+            data.pinned_overlap = float(report["rnn_overlap"])
         for prec in PRECISIONS:
             params = entry.get(prec) or entry.get("*")
             if params is None or (cls, prec) not in data.groups:
                 continue
             gi = data.groups[(cls, prec)]
-            data.pinned[gi] = params
+            data.pinned[gi] = {k: v for k, v in params.items() if k != "eff_l2"}
             block[gi] = params.get("block_s", 0.0)
+            if "eff_l2" in params:
+                data.eff_l2[gi] = params["eff_l2"]
+                data.eff_l2_by_key[(cls, prec)] = params["eff_l2"]
     data.block_s = block
     return reports
 
@@ -605,8 +585,13 @@ def _theta_bounds(data: FitData, legacy: bool = False, min_tensor: float = MIN_T
     n_g = len(data.keys)
     for gi, params in data.pinned.items():  # held: a bound interval of width 2e-9 around the value (log space)
         for i, name in ((3 * gi, "t0_s"), (3 * gi + 1, "eff_compute"), (3 * gi + 2, "eff_memory"), (3 * n_g + gi, "row_s")):
-            th0[i] = math.log(params[name])
-            lo[i], hi[i] = th0[i] - PIN_WIDTH, th0[i] + PIN_WIDTH
+            if name in params:  # (a class without rows holds no row cost)
+                th0[i] = math.log(params[name])
+                lo[i], hi[i] = th0[i] - PIN_WIDTH, th0[i] + PIN_WIDTH
+    if data.pinned_overlap is not None:  # rnn_overlap, linear
+        i = 4 * n_g
+        th0[i] = data.pinned_overlap
+        lo[i], hi[i] = th0[i] - PIN_WIDTH, th0[i] + PIN_WIDTH
     return np.asarray(th0), np.asarray(lo), np.asarray(hi)
 
 
@@ -780,7 +765,7 @@ def parameter_report(sol, data: FitData,
                 name: {"value": float(v), "stderr_rel": rep.get("stderr_rel", {}).get(name),
                        "lower": param_bounds(name, cls, prec)[0], "upper": param_bounds(name, cls, prec)[1],
                        "determined": bool(rep.get("determined", {}).get(name, False)),
-                       "held": "fitted on its kernels, H200 and H100 (calibration/fit/batchnorm_fit.py)",
+                       "held": _pinned_fits()[cls][2],
                        "at_bound": _at_bound(v, *param_bounds(name, cls, prec))}
                 for name, v in data.pinned[gi].items()}
             continue
@@ -843,7 +828,8 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
     return {"classes": classes, "hidden": data.hidden, "scope_median_error": med(net),
             "kernel_median_error": med(micro), "table_median_error": med(data.table),
             "n_samples": int(net.sum()), "n_kernel_samples": int(micro.sum()), "n_table_samples": int(data.table.sum()),
-            "gemm_k_half": unpack(sol.x)[5], "rnn_overlap": unpack(sol.x)[4], "gap_s": data.gap_s,
+            "gemm_k_half": unpack(sol.x)[5], "gap_s": data.gap_s,
+            "rnn_overlap": data.pinned_overlap if data.pinned_overlap is not None else unpack(sol.x)[4],
             "train_mape": float(np.mean(case_err[own])),
             "other_gpu_cases": {OTHER_GPUS[g - 1]: sorted({data.case_names[i] for i in np.flatnonzero(data.case_gpu == g)})
                                 for g in others},
@@ -976,12 +962,9 @@ def main(argv: list[str] | None = None) -> int:
     result["hidden"].update(learn_autocast_hidden())
     from .micro_fit import fit_micro_classes
 
-    micro_classes, micro_hidden, overlap = fit_micro_classes(result["classes"], result["gemm_k_half"],
-                                                             result["gap_s"], profile)
+    micro_classes, micro_hidden = fit_micro_classes(result["classes"], result["gemm_k_half"], result["gap_s"], profile)
     result["classes"].update(micro_classes)
     result["hidden"].update(micro_hidden)
-    if overlap is not None:
-        result["rnn_overlap"] = overlap
     doc = build_document(result, cases, profile, host_dispatch(cases))
     from .optimizer_fit import fit_optimizer
 

@@ -11,9 +11,6 @@ inter-kernel gap is in it).
   cuDNN's grouped kernels take 10-90 us for a few MFLOPs at batch 1 and pick other algorithms run to run.
 * ``gemm_unaligned``: batched matmuls of activations whose K or N is not a multiple of 8 (Swin's 49-token
   windows): ``bmm_unaligned`` rows with such dimensions (the aligned controls stay out).
-* ``rnn`` (not fitted by default, see RNN_STEPS): one LSTM/GRU layer (``rnn_steps``: widths 256-1024, batch 1 and 32, timed in CUDA graphs; the
-  network fit has only the one recurrent training network, whose fixed costs and weight streaming it cannot
-  tell apart), and ``rnn_overlap`` from the family's stacked pairs (:func:`fit_rnn_overlap`).
 * ``softmax`` (not fitted by default, see SOFTMAX): the row cost of PyTorch's softmax (301056 rows of 49 take
   42 us at fp16, of 64 the same).
 Ignores: layout (channels-last runs other grouped kernels), run-to-run algorithm choice (kept as scatter).
@@ -107,7 +104,6 @@ class MicroClass:
     node: Callable[[dict], Node]
     fit_rows: bool = False  # fit a row cost (OpWork.rows) too
     eff_compute: float | None = None  # held at this value instead of fitted (vector work far from its ceiling)
-    one_layer: bool = False  # only rows with "layers": 1 (stacked pairs fit the overlap: fit_rnn_overlap)
     tf32_is_fp32: bool = False  # no tensor cores: tf32 rows are not measured, fp32's parameters stand in
     per_group_hidden: bool = False  # extra kernels may be counted per group (grouped convolutions: _hidden_entries)
 
@@ -116,10 +112,6 @@ MICRO_CLASSES = (
     MicroClass("grouped", ("conv_grouped", "conv_grouped_width"), conv_node, per_group_hidden=True),
     MicroClass("gemm_unaligned", ("bmm_unaligned",), bmm_node),
 )
-# Tried and not kept: ``rnn`` from the one-layer ``rnn_steps`` rows (run 4) with rnn_overlap from their stacked pairs
-# (0.76): the training network got worse (lstm at batch 32: -2..+2% -> -10..-26%; fp32 cuDNN adds ~10 scale/memset
-# kernels per layer that one class cannot price): RNN_STEPS, below, is kept for the next try.
-RNN_STEPS = MicroClass("rnn", ("rnn_steps",), rnn_node, one_layer=True)
 # Tried and not kept: ``softmax`` with a row cost from the ``softmax`` and ``softmax_rows`` families (tf32 as fp32,
 # eff_compute held at 0.7): MAPE 26-28% on its own rows at every precision, the row cost fitted at 1-2.5 ns where
 # short rows cost ~12 ns each (PyTorch packs several short rows per warp): SOFTMAX, below, is kept for the next try.
@@ -180,7 +172,7 @@ def fit_micro_class(mc: MicroClass, classes: dict, gemm_k_half: float, kernel_ga
     from scipy.optimize import least_squares
 
     rows = [r for r in microbench_rows(mc.families, root)
-            if kernel_class(mc.node(row_params(r))) == mc.name and (not mc.one_layer or row_params(r)["layers"] == 1)]
+            if kernel_class(mc.node(row_params(r))) == mc.name]
     params: dict[str, dict] = {}
     hidden: dict[str, dict] = {}
     for prec in PRECISIONS:
@@ -228,38 +220,13 @@ def fit_micro_class(mc: MicroClass, classes: dict, gemm_k_half: float, kernel_ga
     return params, hidden
 
 
-def fit_rnn_overlap(rnn: dict, kernel_gap_s: float, profile, log=print, root: Path = MICROBENCH) -> float | None:
-    """``rnn_overlap`` from the stacked pairs of ``rnn_steps``: the share of the second layer's fixed costs (t0 and
-    gaps, with the fitted ``rnn`` class) that the measured pair hides against two measured single layers,
-    (2 x t_one - t_two) / fixed; median over every pair and precision, within [0, 0.95]. None without pairs."""
-    rows = microbench_rows(("rnn_steps",), root)
-    one = {(r["op"], r["precision"], row_params(r)["batch"], row_params(r)["hidden"]): float(r["time_s"])
-           for r in rows if row_params(r)["layers"] == 1}
-    shares = []
-    for r in rows:
-        q = row_params(r)
-        key = (r["op"], r["precision"], q["batch"], q["hidden"])
-        if q["layers"] != 2 or key not in one or r["precision"] not in rnn:
-            continue
-        work = cost_graph([rnn_node(q)], policy(r["precision"]), DEFAULT_OPSET, graph_inputs=frozenset({"x"})).costs[0].work
-        fixed = work.kernels * (rnn[r["precision"]]["t0_s"] + kernel_gap_s)
-        shares.append((2 * one[key] - float(r["time_s"])) / fixed)
-    if not shares:
-        return None
-    overlap = float(min(max(np.median(shares), 0.0), 0.95))
-    log(f"rnn_overlap: {overlap:.3f} from {len(shares)} stacked pairs (quartiles "
-        f"{np.percentile(shares, 25):.2f} / {np.percentile(shares, 75):.2f})")
-    return overlap
-
-
 def fit_micro_classes(classes: dict, gemm_k_half: float, kernel_gap_s: float, profile, log=print,
-                      root: Path = MICROBENCH) -> tuple[dict, dict, float | None]:
-    """Every MicroClass: ({class: params by precision}, {hidden key: count by precision}, rnn_overlap or None)."""
+                      root: Path = MICROBENCH) -> tuple[dict, dict]:
+    """Every MicroClass: ({class: params by precision}, {hidden key: count by precision})."""
     out_classes, out_hidden = {}, {}
     for mc in MICRO_CLASSES:
         params, hidden = fit_micro_class(mc, classes, gemm_k_half, kernel_gap_s, profile, log, root)
         if params:
             out_classes[mc.name] = params
             out_hidden.update(hidden)
-    overlap = fit_rnn_overlap(out_classes["rnn"], kernel_gap_s, profile, log, root) if "rnn" in out_classes else None
-    return out_classes, out_hidden, overlap
+    return out_classes, out_hidden
