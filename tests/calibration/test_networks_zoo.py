@@ -203,11 +203,13 @@ def test_every_blind13_network_has_a_committed_torchscript_export():
 BLIND14 = sorted(["sd15_unet", "dit_xl2_256", "resnetv2_50d_evos", "fnet_base"])
 
 
-def test_the_fourteenth_blind_set_is_its_own_split_of_new_families():
-    """Chosen before any measurement (2026-12-06): 4 families apart from every other network; not read by any fit."""
-    from calibration.fit.fit import training_cases  # noqa: F401 (the fit's split filter: train only)
-
-    assert "blind14" in zoo.SPLITS and sorted(zoo.names("blind14", include_extra=True)) == BLIND14
+def test_the_spent_fourteenth_blind_set_is_training_data():
+    """The fourteenth blind set (scored once on an H100: h100/accuracy/blind14_once.json) is in the training split now;
+    its 4 families still apart from every network chosen before it."""
+    doc = json.loads((Path(__file__).parents[2] / "calibration/data/h100/accuracy/blind14_once.json").read_text())
+    assert sorted({c["network"] for c in doc["cases"]}) == BLIND14
+    assert all(zoo.NETWORKS[n].split == "train" for n in BLIND14)
+    assert "blind14" not in zoo.SPLITS and not set(BLIND14) & set(zoo.names())
     fams = {zoo.NETWORKS[n].arch_family for n in BLIND14}
     others = {s.arch_family for s in zoo.NETWORKS.values() if s.name not in BLIND14}
     assert len(fams) == 4 and not fams & others
