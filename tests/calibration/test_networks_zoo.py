@@ -156,69 +156,34 @@ def test_every_blind11_network_has_a_committed_torchscript_export():
 
 
 BLIND12 = sorted(["apertus_3l", "falcon_h1_3l", "csatv2", "parakeet_encoder", "vjepa2_16f"])
-
-
-def test_the_spent_twelfth_blind_set_is_training_data():
-    """The twelfth blind set (scored once on an H100: h100/accuracy/blind12_once.json) is in the training split now;
-    its 5 families still apart from every network chosen before it."""
-    doc = json.loads((Path(__file__).parents[2] / "calibration/data/h100/accuracy/blind12_once.json").read_text())
-    assert sorted({c["network"] for c in doc["cases"]}) == BLIND12
-    assert all(zoo.NETWORKS[n].split == "train" for n in BLIND12)
-    assert "blind12" not in zoo.SPLITS and not set(BLIND12) & set(zoo.names())
-    fams = {zoo.NETWORKS[n].arch_family for n in BLIND12}
-    others = {s.arch_family for s in zoo.NETWORKS.values() if s.name not in BLIND12}
-    assert len(fams) == 5 and not fams & others
-
-
-def test_every_blind12_network_has_one_committed_export():
-    from calibration.fit.dataset import onnx_export
-
-    paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in BLIND12}
-    assert all(p is not None for p in paths.values())
-    assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == {"csatv2"}
-
-
 BLIND13 = sorted(["gemma4_vit_512", "moonshine_base_encoder", "mistral_3l", "superpoint_dense", "seresnext50_legacy",
                   "longt5_tglobal_base"])
-
-
-def test_the_spent_thirteenth_blind_set_is_training_data():
-    """The thirteenth blind set (scored once on the H200: h200/accuracy/blind13_once.json) is in the training split now;
-    its 6 families still apart from every network chosen before it."""
-    doc = json.loads((Path(__file__).parents[2] / "calibration/data/h200/accuracy/blind13_once.json").read_text())
-    assert sorted({c["network"] for c in doc["cases"]}) == BLIND13
-    assert all(zoo.NETWORKS[n].split == "train" for n in BLIND13)
-    assert "blind13" not in zoo.SPLITS and not set(BLIND13) & set(zoo.names())
-    fams = {zoo.NETWORKS[n].arch_family for n in BLIND13}
-    others = {s.arch_family for s in zoo.NETWORKS.values() if s.name not in BLIND13}
-    assert len(fams) == 6 and not fams & others
-
-
-def test_every_blind13_network_has_a_committed_torchscript_export():
-    from calibration.fit.dataset import onnx_export
-
-    assert all(onnx_export(n, ("torchscript",)) is not None for n in BLIND13)
-
-
 BLIND14 = sorted(["sd15_unet", "dit_xl2_256", "resnetv2_50d_evos", "fnet_base"])
+# spent blind set -> (GPU whose accuracy folder holds its one look, its networks, those exported by the dynamo exporter:
+# CSATv2's adaptive pool to a size that does not divide the input, FNet's torch.fft written as DFT)
+SPENT = {"blind12": ("h100", BLIND12, {"csatv2"}), "blind13": ("h200", BLIND13, set()),
+         "blind14": ("h100", BLIND14, {"fnet_base"})}
 
 
-def test_the_spent_fourteenth_blind_set_is_training_data():
-    """The fourteenth blind set (scored once on an H100: h100/accuracy/blind14_once.json) is in the training split now;
-    its 4 families still apart from every network chosen before it."""
-    doc = json.loads((Path(__file__).parents[2] / "calibration/data/h100/accuracy/blind14_once.json").read_text())
-    assert sorted({c["network"] for c in doc["cases"]}) == BLIND14
-    assert all(zoo.NETWORKS[n].split == "train" for n in BLIND14)
-    assert "blind14" not in zoo.SPLITS and not set(BLIND14) & set(zoo.names())
-    fams = {zoo.NETWORKS[n].arch_family for n in BLIND14}
-    others = {s.arch_family for s in zoo.NETWORKS.values() if s.name not in BLIND14}
-    assert len(fams) == 4 and not fams & others
+@pytest.mark.parametrize("split", sorted(SPENT))
+def test_a_spent_blind_set_is_training_data(split):
+    """A blind set scored once (<gpu>/accuracy/<split>_once.json) is in the training split afterwards; its families
+    still apart from every network chosen before it."""
+    gpu, nets, _ = SPENT[split]
+    doc = json.loads((Path(__file__).parents[2] / f"calibration/data/{gpu}/accuracy/{split}_once.json").read_text())
+    assert sorted({c["network"] for c in doc["cases"]}) == nets
+    assert all(zoo.NETWORKS[n].split == "train" for n in nets)
+    assert split not in zoo.SPLITS and not set(nets) & set(zoo.names())
+    fams = {zoo.NETWORKS[n].arch_family for n in nets}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.name not in nets}
+    assert len(fams) == len(nets) and not fams & others
 
 
-def test_every_blind14_network_has_a_committed_export():
-    """TorchScript, but FNet (torch.fft, which only the dynamo exporter writes: DFT)."""
+@pytest.mark.parametrize("split", sorted(SPENT))
+def test_every_spent_blind_network_has_one_committed_export(split):
     from calibration.fit.dataset import onnx_export
 
-    paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in BLIND14}
+    _, nets, dynamo = SPENT[split]
+    paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in nets}
     assert all(p is not None for p in paths.values())
-    assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == {"fnet_base"}
+    assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == dynamo
