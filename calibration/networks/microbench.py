@@ -29,7 +29,7 @@ FLOAT_PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 EIGHT_BIT_PRECISIONS = ("fp8_e4m3", "fp8_e5m2", "int8")
 PRECISIONS = FLOAT_PRECISIONS + EIGHT_BIT_PRECISIONS
 FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS,   # families not named here run FLOAT_PRECISIONS
-                     "sdpa_long": ("fp16", "bf16"), "sdpa_decode": ("fp16", "bf16")}
+                     "sdpa_long": ("fp16", "bf16"), "sdpa_decode": ("fp16", "bf16"), "rnn_persist": ("fp16", "bf16")}
 TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
                         "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned", "rnn_steps",
                         "conv_broad", "conv_transpose", "gemm_broad", "conv3d", "conv1d", "conv_large", "rnn_bidir",
@@ -38,7 +38,7 @@ ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error")
 GRAPH_BELOW_S = 100e-6      # ops faster than this are timed as CUDA-graph replays of K calls
-GRAPH_FAMILIES = ("rnn_steps", "elementwise_mixed", "rnn_bidir")  # timed in a CUDA graph at any duration (host-bound library calls)
+GRAPH_FAMILIES = ("rnn_steps", "elementwise_mixed", "rnn_bidir", "rnn_persist")  # timed in a CUDA graph at any duration (host-bound library calls)
 TARGET_CASE_S = 0.05        # GPU time spent timing one case (after warm-up)
 
 
@@ -482,6 +482,17 @@ RNN_STEPS = tuple((kind, b, 32, h, h, layers) for kind in ("lstm", "gru") for h 
 
 def _rnn_steps_cases(p: str) -> Iterator[OpCase]:
     return _rnn_config_cases(p, "rnn_steps", RNN_STEPS)
+
+
+# one-layer unidirectional LSTMs where PyTorch asks cuDNN for its persistent algorithm at fp16 (widths multiples of
+# 128, batch a multiple of 8 up to 128: calibration/fit/rnn_fit.persistent_lstm) and the same shapes at bf16, which
+# runs the standard algorithm (the control): what the persistent kernel's time follows
+RNN_PERSIST = tuple(("lstm", b, seq, h, h, 1) for h in (256, 512, 1024) for b in (8, 16, 32, 64, 128)
+                    for seq in (32, 128))
+
+
+def _rnn_persist_cases(p: str) -> Iterator[OpCase]:
+    return _rnn_config_cases(p, "rnn_persist", RNN_PERSIST)
 
 
 # elements of the autocast elementwise cases: ViT-B/16's residual stream at batch 32 is 4.8 M
@@ -1075,7 +1086,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "conv_broad": _conv_broad_cases, "conv_transpose": _conv_transpose_cases, "gemm_broad": _gemm_broad_cases,
     "norm_broad": _norm_broad_cases,
     "conv3d": _conv3d_cases, "conv1d": _conv1d_cases, "conv_large": _conv_large_cases, "pool_broad": _pool_broad_cases,
-    "rnn_bidir": _rnn_bidir_cases, "data": _data_cases, "sdpa_broad": _sdpa_broad_cases,
+    "rnn_bidir": _rnn_bidir_cases, "rnn_persist": _rnn_persist_cases, "data": _data_cases, "sdpa_broad": _sdpa_broad_cases,
     "broadcast": _broadcast_cases,
     "frontends": _frontends_cases, "sdpa_masked": _sdpa_masked_cases,
     "sdpa_long": _sdpa_long_cases, "sdpa_decode": _sdpa_decode_cases,
