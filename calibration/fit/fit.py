@@ -767,7 +767,8 @@ def parameter_report(sol, data: FitData,
                        "determined": bool(rep.get("determined", {}).get(name, False)),
                        "held": _pinned_fits()[cls][2],
                        "at_bound": _at_bound(v, *param_bounds(name, cls, prec))}
-                for name, v in data.pinned[gi].items()}
+                for name, v in {**data.pinned[gi], **({"eff_l2": data.eff_l2_by_key[(cls, prec)]}
+                                                      if (cls, prec) in data.eff_l2_by_key else {})}.items()}
             continue
         entry = {}
         for name, i in idx.items():
