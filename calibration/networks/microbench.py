@@ -331,6 +331,37 @@ def _reduction_cases(p: str) -> Iterator[OpCase]:
                          float(rows * c), float(elt * (rows * c + rows)), setup)
 
 
+# reductions by shape (reduce_kernel's launch: few outputs of a few thousand elements loop on one warp each, more
+# split over warps and blocks; predictor/graph/ops/reduction.torch_reduce_loop): outputs x reduced elements, at most
+# REDUCE_SHAPES_MAX elements in all
+REDUCE_SHAPES_OUTPUTS = (1, 8, 32, 128, 512, 2048, 8192, 32768)
+REDUCE_SHAPES_R = (49, 196, 784, 3136, 6272, 12544, 50176, 200704, 802816)
+REDUCE_SHAPES_MAX = 1 << 26
+
+
+def _reduce_shapes_cases(p: str) -> Iterator[OpCase]:
+    """torch.mean and torch.var (unbiased=False: Welford) over the last dim of [outputs, R] (the reduced run
+    innermost), and torch.mean over dim 0 of [R, outputs] (the outputs innermost: reduce_kernel's output vectors)."""
+    elt = ELT_BYTES[p]
+    for op, layout in (("mean", "inner"), ("var", "inner"), ("mean", "outer")):
+        for outs in REDUCE_SHAPES_OUTPUTS:
+            for red in REDUCE_SHAPES_R:
+                if outs * red > REDUCE_SHAPES_MAX:
+                    continue
+
+                def setup(outs=outs, red=red, op=op, layout=layout):
+                    import torch
+
+                    if layout == "outer":
+                        x = _rand((red, outs), p)
+                        return lambda: torch.mean(x, dim=0)
+                    x = _rand((outs, red), p)
+                    return (lambda: torch.mean(x, dim=-1)) if op == "mean" else \
+                        (lambda: torch.var(x, dim=-1, unbiased=False))
+                yield OpCase(op, "reduce_shapes", p, {"outputs": outs, "R": red, "layout": layout},
+                             float(outs * red), float(elt * (outs * red + outs)), setup)
+
+
 def _softmax_cases(p: str) -> Iterator[OpCase]:
     shapes = [(b * 12 * s, s) for b in (1, 32) for s in (128, 512)] + [(1, 1000), (32, 1000), (4096, 30522)]
     return _softmax_shape_cases(p, "softmax", shapes)
@@ -1089,7 +1120,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "rnn_bidir": _rnn_bidir_cases, "rnn_persist": _rnn_persist_cases, "data": _data_cases, "sdpa_broad": _sdpa_broad_cases,
     "broadcast": _broadcast_cases,
     "frontends": _frontends_cases, "sdpa_masked": _sdpa_masked_cases,
-    "sdpa_long": _sdpa_long_cases, "sdpa_decode": _sdpa_decode_cases,
+    "sdpa_long": _sdpa_long_cases, "sdpa_decode": _sdpa_decode_cases, "reduce_shapes": _reduce_shapes_cases,
 }
 
 
