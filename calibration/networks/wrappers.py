@@ -415,3 +415,97 @@ class ClassConditionalDiT(nn.Module):
         b = x.shape[0]
         return self.model(x, timestep=self.timestep.expand(b), class_labels=self.label.expand(b)).sample
 
+
+class LatentDecode(nn.Module):
+    """Diffusers VAE (AutoencoderKL) -> the decoded image of a latent (forward takes the latent (batch, c, h, w));
+    the encoder is built but never run, so the exported graph is the decoder (post-quant conv included)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model.decode(x).sample
+
+
+class NgramSeq2Seq(nn.Module):
+    """Hugging Face ProphetNet on (batch, seq) source ids: the decoder runs on the first `target_len` ids shifted right
+    (start id 102, [SEP]); returns the main stream and the n-gram predict streams joined on the time axis (the predict
+    streams feed no main-stream output, so returning the main stream alone would drop them from the graph)."""
+
+    def __init__(self, model: nn.Module, target_len: int = 128, start_id: int = 102):
+        super().__init__()
+        self.model = model
+        self.target_len = target_len
+        self.start_id = start_id
+
+    def forward(self, input_ids):
+        start = torch.full_like(input_ids[:, :1], self.start_id)
+        decoder_ids = torch.cat([start, input_ids[:, : self.target_len - 1]], dim=1)
+        out = self.model(input_ids=input_ids, decoder_input_ids=decoder_ids, use_cache=False)
+        return torch.cat([out.last_hidden_state, out.last_hidden_state_ngram], dim=1)
+
+
+class CodebookDecoderLogits(nn.Module):
+    """Hugging Face MusicGen decoder (MusicgenForCausalLM) -> per-codebook logits (batch, codebooks, frames, vocab).
+    Forward takes (batch, codebooks * frames) codebook ids, codebook-major, reshaped to the model's
+    (batch * codebooks, frames); the text conditioning (a `context_tokens`-token text encoder output already projected
+    to the decoder width) is a fixed buffer expanded to the batch, so the text encoder is not run."""
+
+    def __init__(self, model: nn.Module, context_tokens: int = 16):
+        super().__init__()
+        self.model = model
+        self.codebooks = model.config.num_codebooks
+        self.register_buffer("context", torch.randn(1, context_tokens, model.config.hidden_size))
+
+    def forward(self, input_ids):
+        b = input_ids.shape[0]
+        ids = input_ids.reshape(b * self.codebooks, -1)
+        logits = self.model(input_ids=ids, encoder_hidden_states=self.context.expand(b, -1, -1), use_cache=False).logits
+        return logits.reshape(b, self.codebooks, *logits.shape[1:])
+
+
+class SeriesDecompositionForecast(nn.Module):
+    """Hugging Face Autoformer (encoder + decoder) on a (batch, past_length, variates) multivariate history: the time
+    features of the past and of the horizon are fixed buffers expanded to the batch, every value observed, and the
+    horizon's values a zero placeholder (the decoder starts from the decomposed last `label_length` steps and zeros /
+    the context mean, as in the paper's inference); -> the decoder's last_hidden_state."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        _no_padding_mask_when_traced(type(model).__module__)
+        self.model = model
+        c = model.config
+        past = c.context_length + max(c.lags_sequence)
+        self.register_buffer("past_time", torch.randn(1, past, c.num_time_features))
+        self.register_buffer("future_time", torch.randn(1, c.prediction_length, c.num_time_features))
+        self.horizon = c.prediction_length
+
+    def forward(self, x):
+        b = x.shape[0]
+        future = torch.zeros(b, self.horizon, x.shape[2], dtype=x.dtype, device=x.device)
+        return self.model(past_values=x, past_time_features=self.past_time.expand(b, -1, -1),
+                          past_observed_mask=torch.ones_like(x), future_values=future,
+                          future_time_features=self.future_time.expand(b, -1, -1), use_cache=False).last_hidden_state
+
+
+def _no_padding_mask_when_traced(module_name: str) -> None:
+    """Make `module_name`'s create_bidirectional_mask return None for no padding mask while traced too, as it does in
+    eager mode: transformers materialises an all-true mask under tracing (torch.jit / torch.export), which Autoformer's
+    auto-correlation cannot take (it adds the mask to a (batch * heads, time, head_dim) tensor and fails); the eager
+    program, the one that runs, adds no mask."""
+    import sys
+
+    mod = sys.modules[module_name]
+    orig = getattr(mod, "create_bidirectional_mask", None)
+    if orig is None or getattr(orig, "_zoo_no_padding", False):
+        return
+
+    def create_bidirectional_mask(config, inputs_embeds, attention_mask, *args, **kwargs):
+        if attention_mask is None:
+            return None
+        return orig(config, inputs_embeds, attention_mask, *args, **kwargs)
+
+    create_bidirectional_mask._zoo_no_padding = True
+    mod.create_bidirectional_mask = create_bidirectional_mask
+
