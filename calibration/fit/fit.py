@@ -49,7 +49,8 @@ from predictor.types import DEFAULT_OPSET, MemLevel
 
 from .dataset import Case, graph_for, kernels_by_scope, load_cases, load_kernels, normalise_scope
 from .dataset import zoo_split as _zoo_split
-from .kernel_samples import FIT_FAMILIES, micro_costs, row_label
+from .kernel_samples import FIT_FAMILIES, OTHER_GPU_FAMILIES, micro_costs, row_label
+from .micro_fit import MICROBENCH
 from .table_samples import table_samples
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -476,11 +477,12 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
     is_table[len(measured) - len(table_meas):] = True
     # microbenchmark kernels: one node per measured call, a sample each (calibration/fit/kernel_samples.py)
     micro_meas, labels = [], []
-    for r, node, cost in micro_costs(micro_families, profile):
-        sid = len(measured) + len(micro_meas)
-        append_node(cols, cost, node, r["precision"], profile, hidden, groups, sid, -1)
-        micro_meas.append(float(r["time_s"]))
-        labels.append(row_label(r))
+    for fams, m_profile, root in _micro_sources(micro_families, profile):
+        for r, node, cost in micro_costs(fams, m_profile, root):
+            sid = len(measured) + len(micro_meas)
+            append_node(cols, cost, node, r["precision"], m_profile, hidden, groups, sid, -1)
+            micro_meas.append(float(r["time_s"]))
+            labels.append(row_label(r))
     if table_meas or micro_meas:
         extra = node_rows(cols)
         rows = NodeRows(**{k: np.concatenate([getattr(rows, k), getattr(extra, k)]) for k in _ROW_FIELDS})
@@ -498,6 +500,21 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
     return FitData(rows, measured, weights, sample_case, case_ref, names, keys, groups, hidden, eff_l2, l2, counts,
                    gap_s, labels, is_table, np.asarray(case_gpu, dtype=int), row_gap,
                    {cls: samples() for cls, (samples, _fit, _source) in _pinned_fits().items()})
+
+
+def _micro_sources(micro_families: tuple[str, ...], profile) -> list[tuple[tuple[str, ...], object, Path]]:
+    """(families, profile, folder) of the microbenchmark rows the fit reads: the fitted GPU's own, and the families
+    of OTHER_GPU_FAMILIES from that GPU's folder, priced on its transferred profile (other_gpu_data's)."""
+    from predictor.machine.transfer import transfer_profile
+
+    from .dataset import DATA
+
+    out = [(micro_families, profile, MICROBENCH)]
+    for gpu, fams in OTHER_GPU_FAMILIES.items():
+        picked = tuple(f for f in fams if f in micro_families)
+        if picked:
+            out.append((picked, transfer_profile(load_profile(gpu)).profile, DATA / gpu / "microbench"))
+    return out
 
 
 def _pinned_fits() -> dict:

@@ -24,7 +24,10 @@ from .micro_fit import MICROBENCH, bmm_node, conv_node, microbench_rows, row_par
 
 FIT_FAMILIES = ("conv_resnet50", "conv_broad", "conv_transpose", "conv_depthwise", "gemm", "gemm_broad", "bmm",
                 "elementwise", "norm", "layer_norm_rows", "softmax", "softmax_rows", "pool", "transpose",
-                "conv1d", "conv3d", "conv_large", "pool_broad", "data", "sdpa_broad")
+                "conv1d", "conv3d", "conv_large", "pool_broad", "data", "sdpa_broad", "reduce_shapes")
+# families measured on another GPU only, read from its microbenchmark folder and priced on its transferred profile
+# with the same parameters (the device's card that session): reduce_kernel's shapes (h100/microbench/run12)
+OTHER_GPU_FAMILIES: dict[str, tuple[str, ...]] = {"h100": ("reduce_shapes",)}
 BENCHMARK_FAMILIES = ("conv_sweep",)
 SKIP_CLASSES = ("grouped", "gemm_unaligned", "rnn", "rnn_gemv")
 
@@ -188,7 +191,30 @@ def transpose_node(p: dict) -> Node:
     return _node("Transpose", [_t("x", shape)], [_t("y", tuple(shape[i] for i in perm))], perm=perm)
 
 
-NODE_BUILDERS: dict[str, Callable[[dict], Node]] = {
+def reduce_mean_node(p: dict) -> Node:
+    """torch.mean over the last dim of [outputs, R] (layout inner) or dim 0 of [R, outputs] (layout outer): one
+    ReduceMean (opset 18+: the axes a constant input)."""
+    outs, red = p["outputs"], p["R"]
+    shape, axis = ((red, outs), 0) if p.get("layout") == "outer" else ((outs, red), 1)
+    return Node(name="op", op_type="ReduceMean", domain="", inputs=(_t("x", shape), _t("axes", (1,), True)),
+                outputs=(_t("y", (outs,)),), attrs=frozen_map({"keepdims": 0}),
+                const_inputs=frozen_map({"axes": (axis,)}))
+
+
+def reduce_var_nodes(p: dict) -> tuple[Node, ...]:
+    """torch.var(x [outputs, R], dim=-1, unbiased=False) as the TorchScript exporter writes it: ReduceMean, Sub,
+    Mul(d, d), ReduceMean (runtime pattern var_welford: one Welford kernel)."""
+    outs, red = p["outputs"], p["R"]
+    axes = frozen_map({"axes": (1,)})
+    x, ax = _t("x", (outs, red)), _t("axes", (1,), True)
+    mu, d, sq, y = _t("mu", (outs, 1)), _t("d", (outs, red)), _t("sq", (outs, red)), _t("y", (outs,))
+    return (Node("mean", "ReduceMean", "", (x, ax), (mu,), frozen_map({"keepdims": 1}), axes),
+            Node("sub", "Sub", "", (x, mu), (d,)),
+            Node("square", "Mul", "", (d, d), (sq,)),
+            Node("var", "ReduceMean", "", (sq, ax), (y,), frozen_map({"keepdims": 0}), axes))
+
+
+NODE_BUILDERS: dict[str, Callable[[dict], Node | tuple[Node, ...]]] = {
     "conv2d": conv_dilated_node, "conv_transpose2d": conv_transpose_node, "matmul": gemm_node, "linear": linear_node,
     "bmm": bmm_node, "add": _elementwise("Add", True), "mul": _elementwise("Mul", True),
     "relu": _elementwise("Relu", False), "layer_norm": layer_norm_node, "softmax": softmax_node,
@@ -203,12 +229,15 @@ NODE_BUILDERS: dict[str, Callable[[dict], Node]] = {
     "group_norm_1d": group_norm_1d_node,
     # run 10
     "sdpa_kv": sdpa_kv_node,
+    # h100 run 12
+    "mean": reduce_mean_node, "var": reduce_var_nodes,
 }
 
 
 def micro_costs(families: tuple[str, ...], profile, root: Path = MICROBENCH) -> list[tuple[dict, Node, object]]:
     """(row, node, cost) of every error-free microbenchmark row of ``families`` whose op has a node builder and
-    whose node costs to at least one kernel of a main-fit class."""
+    whose node costs to at least one kernel of a main-fit class. A builder of several nodes (an exporter's
+    decomposition the runtime patterns fold) gives the one node left with kernels."""
     out = []
     traffic = traffic_for(profile)
     for r in microbench_rows(families, root):
@@ -216,13 +245,19 @@ def micro_costs(families: tuple[str, ...], profile, root: Path = MICROBENCH) -> 
         if build is None or r["precision"] not in ("fp32", "tf32", "fp16", "bf16"):
             continue
         try:
-            node = build(row_params(r))
+            built = build(row_params(r))
         except (KeyError, TypeError, ValueError):
             continue
-        gc = cost_graph([node], policy(r["precision"]), DEFAULT_OPSET, traffic,
-                        frozenset(t.name for t in node.inputs if not t.is_initializer))
-        c = gc.costs[0] if gc.costs else None
-        if c is None or c.kernels <= 0 or kernel_class(node) in SKIP_CLASSES:
+        nodes = built if isinstance(built, tuple) else (built,)
+        produced = {t.name for n in nodes for t in n.outputs}
+        gc = cost_graph(list(nodes), policy(r["precision"]), DEFAULT_OPSET, traffic,
+                        frozenset(t.name for n in nodes for t in n.inputs
+                                  if t is not None and not t.is_initializer and t.name not in produced))
+        launched = [(n, c) for n, c in zip(nodes, gc.costs) if c.kernels > 0]
+        if len(launched) != 1:
+            continue
+        node, c = launched[0]
+        if kernel_class(node) in SKIP_CLASSES:
             continue
         out.append((r, node, c))
     return out

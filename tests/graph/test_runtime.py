@@ -387,3 +387,60 @@ def test_variance_of_constants_is_left_costed():
     inits["w"] = np.ones((16, 64), np.float32)
     costs = _cost(nodes, [("x", "float32", [2])], [("s", "float32", None)], inits)
     assert all(WELFORD not in c.work.notes for c in costs.values())
+
+
+def test_a_welford_variance_loops_two_values_per_iteration():
+    # EvoNorm's group std at batch 1: 32 groups of 2 x 56 x 56 = 6,272 elements; reduce_kernel gives each group one warp
+    # (196 values per lane < 256: no split over warps), two blocks of 16 warps, two values per load: 98 iterations
+    n = helper.make_node
+    nodes = [n("ReduceMean", ["x"], ["mu"], name="mean", axes=[2, 3, 4], keepdims=1),
+             n("Sub", ["x", "mu"], ["d"], name="sub"),
+             n("Mul", ["d", "d"], ["sq"], name="square"),
+             n("ReduceMean", ["sq"], ["v"], name="var", axes=[2, 3, 4], keepdims=1)]
+    costs = _cost(nodes, [("x", "float32", [1, 32, 2, 56, 56])], [("v", "float32", None)], {})
+    assert costs["var"].work.thread_loop == (98, 2 * 512, 2048)
+
+
+def _chunk_graph(reader_h: str, reader_g: str = "Sigmoid"):
+    """h, g = x.chunk(2, -1) as two Slices of x [4, 16]; h read by ``reader_h`` (with a [8, 8] weight when a MatMul),
+    g by ``reader_g``."""
+    n = helper.make_node
+    inits = {"s0": np.array([0], np.int64), "s1": np.array([8], np.int64), "s2": np.array([16], np.int64),
+             "ax": np.array([-1], np.int64), "w": np.ones((8, 8), np.float32), "sh": np.array([32], np.int64)}
+    second = {"MatMul": ["h", "w"], "Reshape": ["h", "sh"], "Mul": ["h", "h"]}[reader_h]
+    nodes = [n("Slice", ["x", "s0", "s1", "ax"], ["h"], name="take_h"),
+             n("Slice", ["x", "s1", "s2", "ax"], ["g"], name="take_g"),
+             n(reader_h, second, ["hy"], name="read_h"),
+             n(reader_g, ["g"], ["gy"], name="read_g")]
+    return _cost(nodes, [("x", "float32", [4, 16])], [("hy", "float32", None), ("gy", "float32", None)], inits)
+
+
+def test_slices_read_by_elementwise_kernels_are_views():
+    from predictor.graph.runtime import SLICE_VIEW
+
+    costs = _chunk_graph("Mul")
+    for name in ("take_h", "take_g"):
+        assert costs[name].kernels == 0 and SLICE_VIEW in costs[name].work.notes
+    assert costs["read_h"].kernels == 1 and costs["read_h"].work.bytes_read == 4 * 8 * 2 * 2  # h twice, fp16
+    assert costs["read_g"].kernels == 1
+
+
+@pytest.mark.parametrize("reader", ["MatMul", "Reshape"])
+def test_a_slice_a_gemm_or_a_reshape_reads_stays_a_copy(reader):
+    costs = _chunk_graph(reader)
+    assert costs["take_h"].kernels == 1  # read by a GEMM or a reshape: copied
+    assert costs["take_g"].kernels == 0  # read by a sigmoid: a view
+
+
+def test_a_split_read_by_activations_is_a_view_and_one_a_graph_output_is_not():
+    n = helper.make_node
+    nodes = [n("Split", ["x", "sizes"], ["a", "b"], axis=1, name="split"), n("Sigmoid", ["a"], ["sa"], name="sig"),
+             n("Mul", ["b", "sa"], ["y"], name="glu")]
+    inits = {"sizes": np.array([8, 8], np.int64)}
+    costs = _cost(nodes, [("x", "float32", [4, 16])], [("y", "float32", None)], inits)
+    assert costs["split"].kernels == 0
+    costs = _cost(nodes, [("x", "float32", [4, 16])], [("y", "float32", None), ("a", "float32", None)], inits)
+    assert costs["split"].kernels == 0  # a is also read by the sigmoid: returned as the view it is
+    nodes[2] = n("Mul", ["sa", "sa"], ["y"], name="glu")  # b read by nothing (a graph output only): copied
+    costs = _cost(nodes, [("x", "float32", [4, 16])], [("y", "float32", None), ("b", "float32", None)], inits)
+    assert costs["split"].kernels == 1

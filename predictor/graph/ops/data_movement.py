@@ -14,7 +14,8 @@ these exceptions and overrides:
   totals one copy either way), Expand (a stride-0 view in PyTorch; the ONNX op materialises it).
   NB: consumers that take strided operands directly (cuBLAS transposes) make these copies disappear in
   eager; the views around fused attention (split q/k/v, head transposes) are removed by the runtime's
-  ``sdpa`` pattern (graph/runtime.py).
+  ``sdpa`` pattern, and a Slice or Split read only by elementwise kernels by its ``slice_views`` pattern
+  (graph/runtime.py).
 * Bytes read: Slice and Gather-family ops read only the elements they copy (out_numel elements of
   the data input, plus the indices), not their whole data input (an embedding lookup reads the
   gathered rows, not the table). Expand and Tile read their input once.

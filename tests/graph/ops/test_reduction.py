@@ -85,3 +85,40 @@ def test_arg_reduce(op):
     assert work.flops == {VEC: 40}
     assert work.bytes_read == 160
     assert work.bytes_written == 4 * 8  # int64 indices, (4, 1)
+
+
+@pytest.mark.parametrize("shape, axes, elt, vt0, vec, loop", [
+    # 32 outputs of 6,272 (reduced run innermost, vectorised by 16 B / 4 B = 4): a warp per output, 196 values per lane
+    # < min(16 x 16, 256): no split over warps; 2 blocks of 16 warps; 196 / 4 -> 49 iterations
+    ((32, 6272), (1,), 4, 4, None, (49, 2 * 512, 2048)),
+    # the same at fp16: 8 values per 16-byte load -> 25 iterations
+    ((32, 6272), (1,), 2, 4, None, (25, 2 * 512, 2048)),
+    # 12,544 elements: 392 values per lane >= 256: split over the block's 16 warps, 25 values per thread, one block per
+    # output -> ceil(25 / 4) = 7 iterations
+    ((32, 12544), (1,), 4, 4, None, (7, 32 * 512, 2048)),
+    # Welford (two values per iteration): 196 / 2 = 98
+    ((1, 32, 6272), (2,), 4, 2, 2, (98, 2 * 512, 2048)),
+    # a short run (49 < 128): not vectorised, vt0 = 4 values per iteration; 49 / 32 lanes -> 2 values, 1 iteration
+    ((32, 2048, 49), (2,), 4, 4, None, (1, 65536 // 16 * 512, 2048)),
+    # the reduced axis not innermost (mean over channels of [32, 768, 196]): outputs across the lanes in vectors of 4,
+    # 128-thread blocks of 32 x 4: 768 values per thread >= min(4 x 16, 256): split over the 4 warps -> 192 values,
+    # 4 per iteration -> 48; 6,272 outputs / (32 x 4) = 49 blocks
+    ((32, 768, 196), (1,), 4, 4, None, (48, 49 * 128, 2048)),
+    # one output of 10^6 (a loss mean): a 512-lane block, split over 123 blocks (1,953 values per lane / 16), 16 values
+    # per lane -> 4 iterations, and the last block's pass over the 123 partials (over its 512 threads): 1 -> 5
+    ((10 ** 6,), (0,), 4, 4, None, (5, 123 * 512, 2048)),
+    # 128 outputs of 200,704 across the lanes: 2,112 blocks (the SMs' target grid, REDUCE_SMS x 16) -> 24 values, 6
+    # iterations, then the last block's 4 warps combine the 2,112 partials: 528 more (microbenchmark run 12: 213 us)
+    ((200704, 128), (0,), 4, 4, None, (6 + 528, 2112 * 128, 2048)),
+    # size-1 axes are dropped; nothing reduced -> None
+    ((4, 1, 8), (1,), 4, 4, None, None),
+])
+def test_torch_reduce_loop(shape, axes, elt, vt0, vec, loop):
+    from predictor.graph.ops.reduction import torch_reduce_loop
+
+    assert torch_reduce_loop(shape, axes, elt, vt0, vec) == loop
+
+
+def test_a_reduce_node_carries_its_thread_loop():
+    assert reduce("ReduceMean", (32, 6272), [-1]).thread_loop == (49, 2 * 512, 2048)
+    assert reduce("ReduceMean", (32, 6272), [-1], precision="fp16").thread_loop == (25, 2 * 512, 2048)
