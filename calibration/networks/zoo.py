@@ -1061,7 +1061,10 @@ def _specs() -> list[NetworkSpec]:
                       "codebooks summed, sinusoidal positions, 24 pre-LN layers d=1024 (16 heads, GELU FFN 4096) with "
                       "causal self-attention and cross-attention to 16 projected text-encoder tokens (a fixed buffer), "
                       "4 LM heads of 2048; 10 s of audio (4 codebooks x 500 frames at 50 Hz, flattened codebook-major)"),
-        S("autoformer_electricity", "transformer", "transformers", "train",
+        # excluded after the look: the eager program builds the time-delay index tensor on the CPU and copies it to the
+        # GPU (pageable) in every auto-correlation layer (7.5 of 12.9 ms at tf32 batch 32; no CUDA graph can hold it),
+        # where the exported graph computes it on the device: the graph is not the program that ran
+        S("autoformer_electricity", "transformer", "transformers", "excluded",
           _hfw("SeriesDecompositionForecast", "AutoformerModel", "AutoformerConfig", attn="eager",
                prediction_length=96, context_length=96, label_length=48, input_size=321, lags_sequence=[1],
                num_time_features=4, d_model=512, encoder_attention_heads=8, decoder_attention_heads=8,
