@@ -253,7 +253,8 @@ def micro_costs(families: tuple[str, ...], profile, root: Path = MICROBENCH) -> 
         gc = cost_graph(list(nodes), policy(r["precision"]), DEFAULT_OPSET, traffic,
                         frozenset(t.name for n in nodes for t in n.inputs
                                   if t is not None and not t.is_initializer and t.name not in produced))
-        launched = [(n, c) for n, c in zip(nodes, gc.costs) if c.kernels > 0]
+        by_name = {c.name: c for c in gc.costs}
+        launched = [(n, by_name[n.name]) for n in nodes if n.name in by_name and by_name[n.name].kernels > 0]
         if len(launched) != 1:
             continue
         node, c = launched[0]

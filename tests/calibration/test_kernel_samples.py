@@ -81,3 +81,19 @@ def test_sdpa_kv_node_is_grouped_query_attention():
     assert node.inputs[1].shape == (1, 4, 1024, 64) and node.outputs[0].shape == (1, 16, 1, 64)
     c = cost_graph([node], policy("fp16"), 23, graph_inputs=frozenset({"q", "k", "v"})).costs[0]
     assert c.kernels == 1 and sum(f.flops for f in c.flops) >= 4_194_304
+
+
+def test_reduction_rows_of_the_h100_are_one_reduce_kernel_each():
+    """reduce_shapes (h100/microbench/run12): torch.var rows rebuilt as the exporter's four nodes fold into one Welford
+    kernel carrying reduce_kernel's loop; the fit reads them from the H100's folder, priced on its own profile."""
+    from calibration.fit.fit import _micro_sources
+    from calibration.fit.kernel_samples import OTHER_GPU_FAMILIES
+    from predictor.graph.runtime import WELFORD
+
+    fams, profile, root = [s for s in _micro_sources(FIT_FAMILIES, load_profile("h200")) if s[0] != FIT_FAMILIES][0]
+    assert fams == OTHER_GPU_FAMILIES["h100"] == ("reduce_shapes",) and profile.name == "h100" and root.parts[-2] == "h100"
+    xs = micro_costs(fams, profile, root)
+    assert len(xs) == 504 and all(c.kernels == 1 and n.op_type == "ReduceMean" for _, n, c in xs)
+    var = [(r, c) for r, _, c in xs if r["op"] == "var" and r["precision"] == "fp32"
+           and r["params"] == '{"outputs":32,"R":6272,"layout":"inner"}']
+    assert len(var) == 1 and WELFORD in var[0][1].work.notes and var[0][1].work.thread_loop == (98, 2 * 512, 2048)
