@@ -734,7 +734,9 @@ def _slice_views(ix: _Index, node: Node):
     GEMM, a concat, a convolution or no node reads (a graph output), or that another pattern took (q/k/v splits
     around attention). Measured: SD-1.5's GEGLU (``h, gate = proj(x).chunk(2, -1)``; ``h * gelu(gate)``) launches
     the gelu and the mul alone (kernel tables of h100/timing/blind14); the copies were 10% of its predicted time at
-    fp16 batch 32. Ignores: the slower strided path of a kernel whose operand is not contiguous."""
+    fp16 batch 32. Ignores: the slower strided path of a kernel whose operand is not contiguous; in a training step
+    the view's backward (slice_backward's zeros and copy, split's cat of the gradients), which predictor/train prices
+    as a view's, as for the q/k/v splits."""
     w = ix.work.get(node.name)
     if w is None or w.kernels == 0:
         return None
