@@ -43,7 +43,8 @@ from ..context import OpContext, ShapeUnknown
 from ._common import TRANSCENDENTAL, attr, host_constant, norm_axis, prod, register, work_plan
 
 REDUCE_THREADS = 512  # reduce_kernel's block size (its template's nt), divided by the output vector width
-REDUCE_THREADS_PER_SM = 2048  # threads an SM holds (Volta to Hopper): reduce_kernel's blocks per SM = this / block
+REDUCE_THREADS_PER_SM = 2048  # threads an SM holds (V100, A100, H100/H200; 1,536 on Ampere GA10x and Ada, 1,024 on
+# Turing: not told apart): reduce_kernel's blocks per SM = this / block
 REDUCE_SMS = 132  # SMs the block split assumes (target grid = SMs x blocks per SM); only reductions of > 131,072
 # elements per output split their input over blocks, and only those with few outputs see the SM count
 LOAD_BYTES = 16  # bytes of one vectorised load (input_vec_size = 16 / element size for sum, mean, max)
