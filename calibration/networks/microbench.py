@@ -362,6 +362,37 @@ def _reduce_shapes_cases(p: str) -> Iterator[OpCase]:
                              float(outs * red), float(elt * (outs * red + outs)), setup)
 
 
+# F.group_norm(x [N, C, H, H], groups) by shape: native_group_norm's RowwiseMomentsCUDAKernel gives each (image, group)
+# row one block whose threads loop over the row's C / groups x H x H elements, a load each; batch 1 leaves a few
+# dozen blocks on the GPU. Groups 32 (diffusion UNets and VAEs, detection heads), 1 (PoolFormer, MobileViT-v2) and 8
+GROUP_NORM_SHAPES_N = (1, 2, 8, 32)
+GROUP_NORM_SHAPES_C = (64, 128, 256, 512, 1280)
+GROUP_NORM_SHAPES_H = (8, 16, 32, 64, 128, 256, 512)
+GROUP_NORM_SHAPES_MAX = 1 << 27  # elements
+GROUP_NORM_SHAPES_EXTRA = tuple((n, c, h, g) for g in (1, 8) for n in (1, 32) for c, h in ((64, 56), (256, 32),
+                                                                                       (512, 16), (128, 128)))
+
+
+def _group_norm_shapes() -> tuple[tuple[int, int, int, int], ...]:
+    grid = tuple((n, c, h, 32) for n in GROUP_NORM_SHAPES_N for c in GROUP_NORM_SHAPES_C for h in GROUP_NORM_SHAPES_H
+                 if 4096 <= n * c * h * h <= GROUP_NORM_SHAPES_MAX)
+    return grid + GROUP_NORM_SHAPES_EXTRA
+
+
+def _group_norm_shapes_cases(p: str) -> Iterator[OpCase]:
+    """F.group_norm with weight and bias on [N, C, H, H] (:data:`GROUP_NORM_SHAPES_N` etc.: 32 groups over the grid,
+    1 and 8 groups on a few shapes); 3 kernels a call (row moments, fused parameters, apply)."""
+    elt = ELT_BYTES[p]
+    for n, c, h, g in _group_norm_shapes():
+        def setup(n=n, c=c, h=h, g=g):
+            import torch.nn.functional as F
+
+            x, w, b = _rand((n, c, h, h), p), _rand((c,), p), _rand((c,), p)
+            return lambda: F.group_norm(x, g, w, b)
+        yield OpCase("group_norm", "group_norm_shapes", p, {"N": n, "C": c, "H": h, "groups": g},
+                     8.0 * n * c * h * h, float(elt * 3 * n * c * h * h), setup)
+
+
 def _softmax_cases(p: str) -> Iterator[OpCase]:
     shapes = [(b * 12 * s, s) for b in (1, 32) for s in (128, 512)] + [(1, 1000), (32, 1000), (4096, 30522)]
     return _softmax_shape_cases(p, "softmax", shapes)
@@ -1121,6 +1152,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "broadcast": _broadcast_cases,
     "frontends": _frontends_cases, "sdpa_masked": _sdpa_masked_cases,
     "sdpa_long": _sdpa_long_cases, "sdpa_decode": _sdpa_decode_cases, "reduce_shapes": _reduce_shapes_cases,
+    "group_norm_shapes": _group_norm_shapes_cases,
 }
 
 
