@@ -509,3 +509,88 @@ def _no_padding_mask_when_traced(module_name: str) -> None:
     create_bidirectional_mask._zoo_no_padding = True
     mod.create_bidirectional_mask = create_bidirectional_mask
 
+
+def capacity_experts_forward(self, hidden_states, top_k_index, top_k_weights):
+    """A transformers experts forward (registered as "zoo_capacity") of static shapes: capacity-factor dispatch, as
+    GShard / Switch / DeepSpeed-MoE / Tutel run a mixture of experts. Every (token, choice) pair gets a slot
+    expert * capacity + its rank among the pairs routed to that expert (first choices of all tokens ranked before
+    second choices), capacity = ceil(capacity_factor * tokens * top_k / experts); pairs past the capacity are dropped
+    (a spare zero row). The slots' rows are scattered into an (experts, capacity, d) buffer, every expert runs its
+    gated FFN on its capacity rows as one batched matmul over the experts, and each pair gathers its slot's row back,
+    scaled by its routing weight and summed over the choices."""
+    tokens, d = hidden_states.shape
+    k = top_k_index.shape[-1]
+    experts = self.num_experts
+    num, den = self.capacity_factor
+    capacity = (tokens * k * num + experts * den - 1) // (experts * den)
+    choice = top_k_index.t().reshape(-1)                                    # (k * tokens,), choice-major
+    onehot = nn.functional.one_hot(choice, experts)                         # (k * tokens, experts)
+    rank = (torch.cumsum(onehot, dim=0) * onehot).sum(-1) - 1               # rank among the pairs of its expert
+    slot = torch.where(rank < capacity, choice * capacity + rank, experts * capacity)
+    rows = hidden_states.repeat(k, 1)                                       # (k * tokens, d), choice-major
+    buf = hidden_states.new_zeros(experts * capacity + 1, d).index_put((slot,), rows)
+    x = buf[: experts * capacity].view(experts, capacity, d)
+    gate, up = torch.bmm(x, self.gate_up_proj.transpose(1, 2)).chunk(2, dim=-1)
+    y = torch.bmm(self.act_fn(gate) * up, self.down_proj.transpose(1, 2))  # (experts, capacity, d)
+    y = torch.cat([y.reshape(experts * capacity, d), y.new_zeros(1, d)])
+    out = y[slot] * top_k_weights.t().reshape(-1, 1).to(y.dtype)
+    return out.view(k, tokens, d).sum(0)
+
+
+class CapacityMoELastHidden(nn.Module):
+    """Hugging Face mixture-of-experts decoder (Mixtral) -> last_hidden_state (forward takes input_ids), its experts
+    run by `capacity_experts_forward` (capacity factor 5/4), the same program in eager mode and in the graph:
+    transformers' own paths are the grouped_mm one (histc, which neither ONNX exporter writes, and grouped_mm) and an
+    eager loop over the experts hit, whose shapes depend on the routing."""
+
+    def __init__(self, model: nn.Module, capacity_factor: tuple[int, int] = (5, 4)):
+        super().__init__()
+        from transformers.integrations.moe import ExpertsInterface
+
+        ExpertsInterface.register("zoo_capacity", capacity_experts_forward)
+        model.set_experts_implementation("zoo_capacity")
+        for m in model.modules():
+            if hasattr(m, "gate_up_proj") and hasattr(m, "num_experts"):
+                m.capacity_factor = capacity_factor
+        self.model = model
+
+    def forward(self, input_ids):
+        return self.model(input_ids=input_ids, use_cache=False).last_hidden_state
+
+
+class JointTextImageDiT(nn.Module):
+    """Diffusers SD3Transformer2DModel (MMDiT: joint attention over text and image tokens) -> one denoising step's
+    output (forward takes the latent (batch, 16, h, w)); the timestep, the pooled text embedding (CLIP-L + CLIP-G,
+    2048) and the text encoders' token states (77 CLIP + `text_tokens - 77` T5 tokens, 4096 wide) are fixed buffers
+    expanded to the batch, so no text encoder is run."""
+
+    def __init__(self, model: nn.Module, text_tokens: int = 333):
+        super().__init__()
+        self.model = model
+        c = model.config
+        self.register_buffer("context", torch.randn(1, text_tokens, c.joint_attention_dim))
+        self.register_buffer("pooled", torch.randn(1, c.pooled_projection_dim))
+        self.register_buffer("timestep", torch.tensor([500.0]))
+
+    def forward(self, x):
+        b = x.shape[0]
+        return self.model(x, encoder_hidden_states=self.context.expand(b, -1, -1),
+                          pooled_projections=self.pooled.expand(b, -1), timestep=self.timestep.expand(b)).sample
+
+
+class TeacherForcedTranscript(nn.Module):
+    """Hugging Face SpeechT5ForSpeechToText on a (batch, samples) 16 kHz waveform, teacher-forced as in training: the
+    text decoder reads `target_len` character ids (a fixed buffer: the transcript shifted right, expanded to the
+    batch); -> the character logits (batch, target_len, vocab)."""
+
+    def __init__(self, model: nn.Module, target_len: int = 160):
+        super().__init__()
+        self.model = model
+        c = model.config
+        ids = torch.randint(4, c.vocab_size, (1, target_len))
+        ids[0, 0] = c.decoder_start_token_id
+        self.register_buffer("target", ids)
+
+    def forward(self, x):
+        b = x.shape[0]
+        return self.model(input_values=x, decoder_input_ids=self.target.expand(b, -1), use_cache=False).logits
