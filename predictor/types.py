@@ -151,8 +151,9 @@ class OpWork:
     attention_causal: bool = False
     # (iterations, threads) of a kernel whose threads each run a loop of that many dependent iterations (PyTorch's
     # NCHW interpolation kernels: a thread per output pixel, looping over batch x channels), or (iterations, threads,
-    # threads one SM holds at once) where the kernel's blocks say so (PyTorch's batch-norm transform kernel); None for
-    # every other
+    # threads one SM holds at once) where the kernel's blocks say so (PyTorch's batch-norm transform kernel), or
+    # (iterations, threads, threads per SM, bytes the loop reads) (reductions, group norm's row moments: an iteration
+    # waits on HBM when those bytes exceed the L2's share, timing/features.loop_steps); None for every other
     thread_loop: tuple[int, ...] | None = None
 
 

@@ -130,9 +130,25 @@ def traffic_for(profile, residency: str = "stream") -> "HierarchicalTraffic":
 
 
 # ------------------------------------------------------------------------------------------ tiling
+# a K slice below this many elements is not worth a split (chosen on the training networks; timing/features.py splits
+# K for the same GEMMs when it counts the SMs they keep busy)
+SPLIT_K_MIN = 512
+
+
+def k_slices(tiles: int, sm_count: int, k: int) -> int:
+    """Slices of K a library splits a GEMM of ``tiles`` output tiles into (cuBLAS split-K, stream-K): up to
+    ceil(SMs / tiles), each of at least SPLIT_K_MIN; 1 when the tiles fill the SMs or ``k`` is 0 (no split)."""
+    if tiles <= 0 or tiles >= sm_count or k <= 0:
+        return 1
+    return max(1, min(math.ceil(sm_count / tiles), k // SPLIT_K_MIN))
+
+
 def choose_tile(batch: int, m: int, n: int, tile: tuple[int, int], sm_count: int,
-                min_tile: int = 16) -> tuple[int, int]:
-    """Wave filling: halve the larger tile side while batch x ceil(M/tm) x ceil(N/tn) < sm_count.
+                min_tile: int = 16, k: int = 0) -> tuple[int, int]:
+    """Wave filling: halve the larger tile side while batch x ceil(M/tm) x ceil(N/tn) < sm_count, unless slices of a
+    long K (``k``: 0 where the kernel keeps its K loop in one block, as cuDNN's implicit-GEMM convolutions do) fill
+    the SMs instead (:func:`k_slices`): a 512 x 1024 x 16384 product keeps its 128 x 128 tiles, 32 of them in 5
+    slices, where filling would shrink them to 32 x 64 and re-read A 16 times.
 
     A side is never halved below ``min_tile``, nor kept above the (rounded-up) problem size it covers:
     a 16-row GEMM uses a 16-row tile. Returns (tile_m, tile_n).
@@ -140,7 +156,10 @@ def choose_tile(batch: int, m: int, n: int, tile: tuple[int, int], sm_count: int
     tm, tn = tile
     tm = min(tm, max(min_tile, _pow2_ceil(m)))
     tn = min(tn, max(min_tile, _pow2_ceil(n)))
-    while batch * math.ceil(m / tm) * math.ceil(n / tn) < sm_count:
+    while True:
+        tiles = batch * math.ceil(m / tm) * math.ceil(n / tn)
+        if tiles * k_slices(tiles, sm_count, k) >= sm_count:
+            break
         if tm >= tn and tm > min_tile:
             tm //= 2
         elif tn > min_tile:
@@ -201,18 +220,19 @@ def gemm_traffic(node: Node, work: OpWork, unit: Unit, elem_bytes: int, p: Traff
     y = _out_bytes(node, elem_bytes)
     implicit_gemm = op_class(node.op_type) == "conv"  # a convolution's kernel gathers A (im2col) as it goes
     a_l1 = float(batch * m * k * elem_bytes) if implicit_gemm else a
-    return tiled_traffic((batch, m, n, k), a, b, y, unit, p, a_l1=a_l1)
+    return tiled_traffic((batch, m, n, k), a, b, y, unit, p, a_l1=a_l1, split_k=not implicit_gemm)
 
 
 def tiled_traffic(gemm: tuple[int, int, int, int], a: float, b: float, y: float, unit: Unit,
-                  p: TrafficParams, a_l1: float | None = None) -> GemmTraffic:
+                  p: TrafficParams, a_l1: float | None = None, split_k: bool = False) -> GemmTraffic:
     """Requests of one tiled GEMM kernel with operand bytes ``a`` (M x K, all batches), ``b`` (K x N)
     and output ``y``: A fetched ceil(N/tn) times, B ceil(M/tm) times (wave-filled tile), C written once.
-    ``a_l1``: bytes of A as the LSU path gathers it (im2col for convolution), default ``a``.
+    ``a_l1``: bytes of A as the LSU path gathers it (im2col for convolution), default ``a``. ``split_k``: the
+    library may split K over blocks rather than shrink the tiles (:func:`choose_tile`).
     TMA path: no L1 requests, both operand streams divided by ``tma_multicast``. L2 fabric bytes are
     not included (the caller adds them on distinct bytes)."""
-    batch, m, n, _ = gemm
-    tm, tn = choose_tile(batch, m, n, p.tile(unit), p.sm_count, p.min_tile)
+    batch, m, n, k = gemm
+    tm, tn = choose_tile(batch, m, n, p.tile(unit), p.sm_count, p.min_tile, k if split_k else 0)
     n_m, n_n = math.ceil(m / tm), math.ceil(n / tn)
     if unit is Unit.TENSOR and p.tma_tensor_path:
         mc = max(p.tma_multicast, 1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from ..graph.traffic import SPLIT_K_MIN, TrafficParams, k_slices
 from ..machine.profile import MachineProfile
 from ..frozen import frozen_dataclass
 from ..roofline import level_times_s
@@ -49,10 +50,10 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
         rows_per_sm=w.rows / profile.sm_count,
         walk_waves=float(walk_waves(w.channel_walk, profile.sm_count)),
         walk_bytes_per_sm=float(channel_walk_units(w.channel_walk, profile.sm_count)),
-        loop_steps=loop_steps(w.thread_loop, profile.sm_count))
+        loop_steps=loop_steps(w.thread_loop, profile.sm_count,
+                              TrafficParams.resident_fraction * profile.l2_bytes))
 
 
-SPLIT_K_MIN = 512  # a K slice below this many elements is not worth a split (chosen on the training networks)
 # fp32 without tensor cores: cuBLAS/cuDNN SIMT kernels tile 64x64 or smaller (chosen on the training networks: 64 gave
 # training MAPE 9.2%, 128 9.4%, 32 9.5%)
 SIMT_TILE = 64
@@ -63,8 +64,7 @@ def wave_efficiency(tiles: int, sm_count: int, k: int = 0) -> float:
     split K (cuBLAS split-K, stream-K) into up to ceil(SMs / tiles) slices of at least SPLIT_K_MIN."""
     if tiles <= 0:
         return 1.0
-    if tiles < sm_count and k > 0:
-        tiles *= max(1, min(math.ceil(sm_count / tiles), k // SPLIT_K_MIN))
+    tiles *= k_slices(tiles, sm_count, k)
     waves = math.ceil(tiles / sm_count)
     return tiles / (waves * sm_count)
 
@@ -179,16 +179,24 @@ def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:
 LOOP_THREADS_PER_SM = 512
 
 
-def loop_steps(loop: tuple[int, ...] | None, sm_count: int) -> float:
-    """Dependent iterations a thread-loop kernel (OpWork.thread_loop = (iterations, threads[, threads per SM])) runs
-    end to end: the loop's length, times the threads over what the SMs run at full rate (at least 1; per SM the
-    kernel's own figure, else LOOP_THREADS_PER_SM). Ignores: the iteration's own length (a bilinear tap or a bicubic
-    one: the class's row_s)."""
+# a thread loop over a tensor the L2 does not hold waits on HBM, not on the L2, in each iteration: its steps count
+# this many times (H100 kernel table of h100/timing/blind15: native_group_norm's row moments take 0.24-0.25 us an
+# iteration over 4-16 MB maps, 0.37-0.43 us over 32-128 MB maps, where the L2's share for distinct data is 25 MB)
+LOOP_MISS_LATENCY = 1.7
+
+
+def loop_steps(loop: tuple[int, ...] | None, sm_count: int, window_bytes: float = math.inf) -> float:
+    """Dependent iterations a thread-loop kernel (OpWork.thread_loop = (iterations, threads[, threads per SM[, bytes
+    looped over]])) runs end to end: the loop's length, times the threads over what the SMs run at full rate (at
+    least 1; per SM the kernel's own figure, else LOOP_THREADS_PER_SM), times LOOP_MISS_LATENCY when the bytes it
+    loops over exceed ``window_bytes`` (the L2's share for distinct data: traffic.TrafficParams.resident_fraction).
+    Ignores: the iteration's own length (a bilinear tap or a bicubic one: the class's row_s), a tensor partly held."""
     if not loop:
         return 0.0
     iters, threads = loop[0], loop[1]
     per_sm = loop[2] if len(loop) > 2 else LOOP_THREADS_PER_SM
-    return float(iters) * max(1.0, threads / (sm_count * per_sm))
+    steps = float(iters) * max(1.0, threads / (sm_count * per_sm))
+    return steps * LOOP_MISS_LATENCY if len(loop) > 3 and loop[3] > window_bytes else steps
 
 
 def walk_waves(walk: tuple[int, int] | None, sm_count: int) -> int:

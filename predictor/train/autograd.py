@@ -26,7 +26,7 @@ from math import prod
 from typing import Mapping, Sequence
 
 from ..graph.registry import STORAGE_VIEWS, op_traits
-from ..graph.runtime import ABSORBED, WELFORD
+from ..graph.runtime import ABSORBED, GROUP_NORM, WELFORD
 from ..precision import FLOAT_DTYPES, PrecisionPolicy
 from ..types import Node, OpWork, TensorInfo, frozen_map
 from .registry import lookup
@@ -37,6 +37,7 @@ FUSED_KEYS: Mapping[str, str] = frozen_map({
     "fused scaled-dot-product attention": "FusedAttention",
     "one elementwise kernel in PyTorch": "FusedElementwise",
     WELFORD: "FusedVar",
+    GROUP_NORM: "FusedGroupNorm",
 })
 BIAS_EPILOGUE_NOTE = "bias add in the GEMM epilogue"
 _TAIL_OPS = frozenset({"Add", "Transpose", "Reshape", "Mul", "Div", "Sqrt"})  # absorbed ops a fused kernel's output

@@ -91,9 +91,25 @@ def test_reduction_rows_of_the_h100_are_one_reduce_kernel_each():
     from predictor.graph.runtime import WELFORD
 
     fams, profile, root = [s for s in _micro_sources(FIT_FAMILIES, load_profile("h200")) if s[0] != FIT_FAMILIES][0]
-    assert fams == OTHER_GPU_FAMILIES["h100"] == ("reduce_shapes",) and profile.name == "h100" and root.parts[-2] == "h100"
-    xs = micro_costs(fams, profile, root)
+    assert fams == OTHER_GPU_FAMILIES["h100"] == ("reduce_shapes", "group_norm_shapes") and profile.name == "h100" \
+        and root.parts[-2] == "h100"
+    xs = [x for x in micro_costs(fams, profile, root) if x[0]["family"] == "reduce_shapes"]
     assert len(xs) == 504 and all(c.kernels == 1 and n.op_type == "ReduceMean" for _, n, c in xs)
     var = [(r, c) for r, _, c in xs if r["op"] == "var" and r["precision"] == "fp32"
            and r["params"] == '{"outputs":32,"R":6272,"layout":"inner"}']
-    assert len(var) == 1 and WELFORD in var[0][1].work.notes and var[0][1].work.thread_loop == (98, 2 * 512, 2048)
+    assert len(var) == 1 and WELFORD in var[0][1].work.notes
+    assert var[0][1].work.thread_loop == (98, 2 * 512, 2048, 32 * 6272 * 4)
+
+
+def test_group_norm_rows_of_the_h100_carry_the_row_moments_loop():
+    """group_norm_shapes (h100/microbench/run13): F.group_norm rows as GroupNormalization nodes, 3 kernels, the
+    row-moments loop over their (image, group) rows."""
+    from calibration.fit.kernel_samples import OTHER_GPU_FAMILIES
+
+    from calibration.fit.micro_fit import MICROBENCH
+
+    xs = micro_costs(("group_norm_shapes",), load_profile("h100"), MICROBENCH.parents[1] / "h100" / "microbench")
+    assert "group_norm_shapes" in OTHER_GPU_FAMILIES["h100"] and len(xs) == 399
+    assert all(c.kernels == 3 and n.op_type == "GroupNormalization" for _, n, c in xs)
+    sd = [c for r, _, c in xs if r["precision"] == "fp16" and r["params"] == '{"N":1,"C":128,"H":512,"groups":32}']
+    assert len(sd) == 1 and sd[0].work.thread_loop == (2048, 32 * 512, 2048, 128 * 512 * 512 * 2)

@@ -5,7 +5,7 @@ from onnx import helper
 
 from predictor.graph.cost import cost_graph
 from predictor.graph.loader import load_model_proto
-from predictor.graph.runtime import SAFE_SOFTMAX, WELFORD
+from predictor.graph.runtime import GROUP_NORM, SAFE_SOFTMAX, WELFORD
 from predictor.precision import policy
 from tests.helpers import make_model
 
@@ -398,7 +398,7 @@ def test_a_welford_variance_loops_two_values_per_iteration():
              n("Mul", ["d", "d"], ["sq"], name="square"),
              n("ReduceMean", ["sq"], ["v"], name="var", axes=[2, 3, 4], keepdims=1)]
     costs = _cost(nodes, [("x", "float32", [1, 32, 2, 56, 56])], [("v", "float32", None)], {})
-    assert costs["var"].work.thread_loop == (98, 2 * 512, 2048)
+    assert costs["var"].work.thread_loop == (98, 2 * 512, 2048, 32 * 2 * 56 * 56 * 2)  # x's fp16 bytes
 
 
 def _chunk_graph(reader_h: str, reader_g: str = "Sigmoid"):
@@ -444,3 +444,45 @@ def test_a_split_read_by_activations_is_a_view_and_one_a_graph_output_is_not():
     nodes[2] = n("Mul", ["sa", "sa"], ["y"], name="glu")  # b read by nothing (a graph output only): copied
     costs = _cost(nodes, [("x", "float32", [4, 16])], [("y", "float32", None), ("b", "float32", None)], inits)
     assert costs["split"].kernels == 1
+
+
+def _group_norm_graph(affine: bool = True, direct: bool = False):
+    """F.group_norm(x [2, 8, 4, 4], 4 groups, weight, bias) as the TorchScript exporter writes it (``direct``: an
+    instance norm of x itself, no reshapes); fp16 costing."""
+    n = helper.make_node
+    inits = {"g3": np.array([2, 4, -1], np.int64), "ones": np.ones(4, np.float32), "zeros": np.zeros(4, np.float32),
+             "back": np.array([2, 8, 4, 4], np.int64), "w": np.ones((8, 1, 1), np.float32),
+             "b": np.zeros((8, 1, 1), np.float32), "ones8": np.ones(8, np.float32), "zeros8": np.zeros(8, np.float32)}
+    if direct:
+        nodes = [n("InstanceNormalization", ["x", "ones8", "zeros8"], ["y"], name="inorm")]
+    else:
+        nodes = [n("Reshape", ["x", "g3"], ["xg"], name="r1"),
+                 n("InstanceNormalization", ["xg", "ones", "zeros"], ["yg"], name="inorm"),
+                 n("Reshape", ["yg", "back"], ["y0" if affine else "y"], name="r2")]
+        if affine:
+            nodes += [n("Mul", ["y0", "w"], ["y1"], name="scale"), n("Add", ["y1", "b"], ["y"], name="shift")]
+    return _cost(nodes, [("x", "float32", [2, 8, 4, 4])], [("y", "float32", None)], inits)
+
+
+def test_exported_group_norm_is_native_group_norm():
+    costs = _group_norm_graph()
+    assert [k for k, c in costs.items() if c.kernels] == ["inorm"]
+    w = costs["inorm"].work
+    x_b = 2 * 8 * 4 * 4 * 2  # fp16
+    # moments (reads x), fused parameters (reads weight and bias), apply (reads x, writes y)
+    assert w.kernels == 3 and GROUP_NORM in w.notes
+    assert w.bytes_read == 2 * x_b + 2 * 8 * 2 and w.bytes_written == x_b
+    assert dict(w.input_bytes) == {"xg": 2 * x_b, "w": 16, "b": 16}
+    # 2 x 4 rows of 2 x 16 = 32 elements: under 512, a warp each (32 blocks of 32 a SM), one iteration
+    assert w.thread_loop == (1, 8 * 32, 32 * 32, x_b)
+    assert all(costs[k].kernels == 0 for k in ("r1", "r2", "scale", "shift"))
+
+
+def test_group_norm_without_affine_is_two_kernels():
+    w = _group_norm_graph(affine=False)["inorm"].work
+    assert w.kernels == 2 and w.bytes_read == 2 * 512 and w.bytes_written == 512
+
+
+def test_an_instance_norm_of_its_own_stays_costed():
+    w = _group_norm_graph(direct=True)["inorm"].work
+    assert w.kernels == 4 and GROUP_NORM not in w.notes and w.thread_loop is None

@@ -85,9 +85,25 @@ def test_tile_per_path():
     ((4, 25088, 256, (128, 64), 132), (128, 64)),
     # wave filling off (sm_count 1): only the clamp to the problem size (N = 16 -> 16)
     ((1, 256, 16, (128, 64), 1), (128, 16)),
+    # a long K split over blocks fills the SMs instead: 512 x 1024 x 16384 keeps 4 x 8 = 32 tiles of 128 x 128 in
+    # min(ceil(132 / 32), 16384 // 512) = 5 slices (160 blocks); without K (a convolution's loop) it shrinks to 32 x 64
+    ((1, 512, 1024, (128, 128), 132, 16, 16384), (128, 128)),
+    ((1, 512, 1024, (128, 128), 132, 16, 0), (32, 64)),
+    # a short K (768: one slice of 512) does not: the same shrinking as without
+    ((1, 512, 1024, (128, 128), 132, 16, 768), (32, 64)),
+    # 1024 x 1024 x 3072: 64 tiles of 128 x 128 in min(3, 6) = 3 slices, 192 blocks
+    ((1, 1024, 1024, (128, 128), 132, 16, 3072), (128, 128)),
 ])
 def test_choose_tile(args, expected):
     assert choose_tile(*args) == expected
+
+
+def test_k_slices():
+    from predictor.graph.traffic import SPLIT_K_MIN, k_slices
+
+    assert k_slices(32, 132, 16384) == 5  # ceil(132 / 32)
+    assert k_slices(32, 132, 3 * SPLIT_K_MIN) == 3  # K's slices of SPLIT_K_MIN
+    assert k_slices(132, 132, 16384) == 1 and k_slices(32, 132, 0) == 1 and k_slices(0, 132, 4096) == 1
 
 
 def test_padded_gemm_flops():

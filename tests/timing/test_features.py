@@ -98,3 +98,27 @@ def test_loop_steps_of_a_thread_loop_kernel():
     assert loop_steps((32768, 196), 132) == 32768.0
     # 512 x 512 pixels on 132 SMs at LOOP_THREADS_PER_SM: 262144 / 67584 waves of the loop
     assert loop_steps((672, 262144), 132) == pytest.approx(672 * 262144 / (132 * LOOP_THREADS_PER_SM), rel=1e-12)
+
+
+def test_a_loop_over_more_than_the_l2_holds_waits_on_hbm():
+    from predictor.timing.features import LOOP_MISS_LATENCY, loop_steps
+
+    # 32 blocks of 512 looping 2,048 times over 64 MiB: each step LOOP_MISS_LATENCY long when the window is 25 MiB
+    assert loop_steps((2048, 32 * 512, 2048, 1 << 26), 132, 25 * 2 ** 20) == 2048 * LOOP_MISS_LATENCY
+    assert loop_steps((2048, 32 * 512, 2048, 1 << 23), 132, 25 * 2 ** 20) == 2048.0
+    assert loop_steps((2048, 32 * 512, 2048, 1 << 26), 132) == 2048.0  # no window given: held
+
+
+def test_kernel_features_take_the_l2_share_of_the_profile():
+    from predictor.graph.traffic import TrafficParams
+    from predictor.timing.features import LOOP_MISS_LATENCY
+    from tests.graph.test_runtime import _group_norm_graph
+
+    prof = load_profile("h200")
+    cost = _group_norm_graph()["inorm"]
+    assert cost.work.thread_loop[3] < TrafficParams.resident_fraction * prof.l2_bytes
+    assert kernel_features(cost, prof, "fp16").loop_steps == 1.0
+    from dataclasses import replace
+
+    big = replace(cost, work=replace(cost.work, thread_loop=(1, 256, 1024, int(prof.l2_bytes))))
+    assert kernel_features(big, prof, "fp16").loop_steps == LOOP_MISS_LATENCY

@@ -77,3 +77,20 @@ def test_std_after_a_linear_is_one_fused_reduction_with_a_backward():
     assert [t.name for t in var.node.inputs] == ["h"] and [t.name for t in var.node.outputs] == ["s"]
     assert [k.name for k in p.backward if k.name.startswith("var")][:3] == ["var::bwd_mean", "var::bwd_centre", "var::bwd"]
     assert p.autograd.contributions["h"] == 2  # the std's gradient and the product's: one accumulation
+
+
+def test_exported_group_norm_is_one_fused_op_with_its_weight_and_bias_gradients():
+    # h = conv(x); F.group_norm(h, 4, w, b) as exported (reshape, instance norm, reshape back, mul, add); y = relu
+    n = helper.make_node
+    inits = {"g3": np.array([2, 4, -1], np.int64), "ones": np.ones(4, np.float32), "zeros": np.zeros(4, np.float32),
+             "back": np.array([2, 8, 4, 4], np.int64), "w": rng_w(8, 1, 1), "b": rng_w(8, 1, 1),
+             "wc": rng_w(8, 3, 1, 1)}
+    nodes = [n("Conv", ["x", "wc"], ["h"], name="conv"), n("Reshape", ["h", "g3"], ["hg"], name="r1"),
+             n("InstanceNormalization", ["hg", "ones", "zeros"], ["yg"], name="gn"),
+             n("Reshape", ["yg", "back"], ["y0"], name="r2"), n("Mul", ["y0", "w"], ["y1"], name="scale"),
+             n("Add", ["y1", "b"], ["y2"], name="shift"), n("Relu", ["y2"], ["y"], name="act")]
+    p = plan(graph_of(nodes, [("x", "float32", [2, 3, 4, 4])], [("y", "float32", None)], inits))
+    gn = next(op for op in p.autograd.ops if op.key[1] == "FusedGroupNorm")
+    assert [t.name for t in gn.node.inputs] == ["h", "w", "b"] and [t.name for t in gn.node.outputs] == ["y2"]
+    assert [k.name for k in p.backward if k.name.startswith("gn")] == ["gn::reduce", "gn::params", "gn::apply"]
+    assert {"grad::w", "grad::b", "grad::wc"} <= {t.name for k in p.backward for t in k.writes}

@@ -176,9 +176,11 @@ def reduce(ctx: OpContext) -> OpWork:
     return w if loop is None else replace(w, thread_loop=loop)
 
 
-def reduce_loop(ctx: OpContext, vt0: int = 4, vec: int | None = None) -> tuple[int, int, int] | None:
-    """:func:`torch_reduce_loop` of a Reduce* node's input (None when its axes or shape are not known); the element
-    size is the policy's unless ``vec`` fixes the load (then the policy is not read)."""
+def reduce_loop(ctx: OpContext, vt0: int = 4, vec: int | None = None,
+                x_bytes: float | None = None) -> tuple[int, int, int, int] | None:
+    """:func:`torch_reduce_loop` of a Reduce* node's input (None when its axes or shape are not known) and the bytes
+    it loops over (``x_bytes``, else the input's under the policy); the element size is the policy's unless ``vec``
+    fixes the load (then the policy is not read, and ``x_bytes`` must be given)."""
     axes = reduce_axes(ctx)
     try:
         shape = ctx.in_shape(0)
@@ -189,7 +191,10 @@ def reduce_loop(ctx: OpContext, vt0: int = 4, vec: int | None = None) -> tuple[i
     if axes == ():
         axes = tuple(range(len(shape)))
     elt = 4 if vec else ctx.policy.dtype_bytes(ctx.input(0).dtype)
-    return torch_reduce_loop(shape, axes, elt, vt0, vec)
+    loop = torch_reduce_loop(shape, axes, elt, vt0, vec)
+    if loop is None:
+        return None
+    return loop + (int(ctx.in_bytes(0) if x_bytes is None else x_bytes),)
 
 
 @register("ReduceLogSum", cls="reduce", autocast="fp32")

@@ -7,7 +7,8 @@
     LayerNormalization             apply: dX row by row (8 per element); reduce: dscale, dbias over rows
                                    (4 per element); saves X, the scale, mean and rstd (one float per row).
     RMSNormalization               as LayerNorm without the mean (6 and 3 per element).
-    GroupNormalization             reduce: per (N, C) sums (4), parameter gradients (tiny), apply (5): 3 kernels.
+    GroupNormalization             reduce: per (N, C) sums (4), parameter gradients (tiny), apply (5): 3 kernels
+                                   (also F.group_norm as graph/runtime.py folds the exporter's decomposition).
     InstanceNormalization          as batch norm on the [1, N*C, ...] view, plus 2 tiny kernels summing the
                                    repeated scale/bias gradients.
 Statistics are fp32. The apply pass runs only when X needs a gradient; the reduce pass runs always (the
@@ -92,8 +93,11 @@ def _apply_then_reduce(ctx, stats, apply_fpe, reduce_fpe, param_idx=(1, 2)) -> l
     return out
 
 
-@backward("GroupNormalization", diff=(0, 1, 2))
+@backward("GroupNormalization", "FusedGroupNorm", diff=(0, 1, 2))
 def group_norm(ctx):
+    """native_group_norm_backward. ``FusedGroupNorm``: F.group_norm as graph/runtime.py folds the exporter's
+    Reshape / InstanceNormalization / Reshape / Mul / Add (inputs x, weight, bias): its group count is not an
+    attribute, so its two statistics take one value per image (they are N x G floats: a few bytes either way)."""
     x, gy = ctx.input(0), ctx.grad_out(0)
     xs = ctx.shape(x)
     groups = int(ctx.attr("num_groups", 1) or 1)

@@ -65,6 +65,24 @@ def test_group_norm_three_kernels_reads_x_twice():
     assert work.bytes_read == 2 * 1024 + 32  # 2080
     assert work.bytes_written == 1024
     assert work.input_bytes["x"] == 2048
+    # 2 x 4 rows of 2 x 16 = 32 elements: a warp each, one iteration over the 1,024 bytes of x
+    assert work.thread_loop == (1, 8 * 32, 32 * 32, 1024)
+
+
+def test_group_norm_loop_is_a_block_per_row():
+    from predictor.graph.ops.normalization import group_norm_loop
+
+    # SD's VAE decoder at batch 1: 32 groups of 4 x 512 x 512 (fp16, 64 MiB): 32 blocks of 512 looping 2,048 times
+    assert group_norm_loop(1, 32, 4 * 512 * 512, 2 * 128 * 512 * 512) == (2048, 32 * 512, 2048, 67108864)
+    # a row shorter than the block: a warp, ceil(100 / 32) = 4 iterations, at most 32 blocks an SM
+    assert group_norm_loop(8, 2, 100, 3200) == (4, 16 * 32, 1024, 3200)
+
+
+def test_group_norm_of_vectors_is_two_kernels():
+    # [N, C] input (HxW = 1): the apply pass reads the parameters itself, no fused-parameter kernel
+    work = one_node("GroupNormalization", [("x", "float32", (4, 8)), ("s", "float32", (2,)), ("b", "float32", (2,))],
+                    [("y", "float32", None)], attrs=dict(num_groups=2), opset=18).work
+    assert work.kernels == 2 and work.bytes_read == 2 * 128 + 16 and work.bytes_written == 128
 
 
 def test_instance_norm():

@@ -120,5 +120,6 @@ def test_torch_reduce_loop(shape, axes, elt, vt0, vec, loop):
 
 
 def test_a_reduce_node_carries_its_thread_loop():
-    assert reduce("ReduceMean", (32, 6272), [-1]).thread_loop == (49, 2 * 512, 2048)
-    assert reduce("ReduceMean", (32, 6272), [-1], precision="fp16").thread_loop == (25, 2 * 512, 2048)
+    # (iterations, threads, threads per SM, the bytes looped over: 32 x 6,272 elements)
+    assert reduce("ReduceMean", (32, 6272), [-1]).thread_loop == (49, 2 * 512, 2048, 32 * 6272 * 4)
+    assert reduce("ReduceMean", (32, 6272), [-1], precision="fp16").thread_loop == (25, 2 * 512, 2048, 32 * 6272 * 2)
