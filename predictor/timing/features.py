@@ -181,7 +181,7 @@ LOOP_THREADS_PER_SM = 512
 
 # a thread loop over a tensor the L2 does not hold waits on HBM, not on the L2, in each iteration: its steps count
 # this many times (H100 kernel table of h100/timing/blind15: native_group_norm's row moments take 0.24-0.25 us an
-# iteration over 4-16 MB maps, 0.37-0.43 us over 32-128 MB maps, where the L2's share for distinct data is 25 MB)
+# iteration over 4-16 MB maps, 0.37-0.43 us over 32-128 MB maps, where the L2's share for distinct data is 25 MiB)
 LOOP_MISS_LATENCY = 1.7
 
 
