@@ -393,6 +393,54 @@ def _group_norm_shapes_cases(p: str) -> Iterator[OpCase]:
                      8.0 * n * c * h * h, float(elt * 3 * n * c * h * h), setup)
 
 
+# the sixteenth blind set's kernels that the cost model prices by bytes where a loop or a gather sets the time: a scan
+# down a long axis (PyTorch's outer-dimension scan: a thread per column, serial over the rows), the speech encoders'
+# positional convolution (128 taps, 16 groups: cuDNN's kernel per group) by length and batch, bilinear grid_sample
+# (a gather per tap) by input and grid size, and torch.stack along an inner axis
+SCAN_SHAPES = tuple((rows, cols) for rows in (1024, 8192, 32768, 131072) for cols in (8, 64, 512)) + \
+    ((128, 4096), (4096, 4096))
+POS_CONV = tuple((n, length) for n in (1, 8, 32) for length in (50, 200, 499, 1500))
+GRID_SAMPLE = tuple((n, h, q) for n, h in ((8, 13), (8, 50), (8, 100), (256, 25), (256, 100)) for q in (300, 13294))
+STACK_INNER = tuple((n, q) for n in (8, 256) for q in (300, 13294))
+
+
+def _loop_kernels_cases(p: str) -> Iterator[OpCase]:
+    """torch.cumsum over dim 0 (a thread per column looping over the rows) and dim -1 of [rows, cols];
+    F.conv1d(x [N, 768, L], w [768, 48, 128], padding 64, groups 16); F.grid_sample(x [N, 32, H, H], grid
+    [N, Q, 4, 2], bilinear, zeros, align_corners False); torch.stack of 4 [N, 32, Q, 4] tensors at dim -2."""
+    elt = ELT_BYTES[p]
+    for rows, cols in SCAN_SHAPES:
+        for dim in (0, -1):
+            def setup(rows=rows, cols=cols, dim=dim):
+                import torch
+
+                x = _rand((rows, cols), p)
+                return lambda: torch.cumsum(x, dim=dim)
+            yield OpCase("cumsum", "loop_kernels", p, {"rows": rows, "cols": cols, "dim": dim}, float(rows * cols),
+                         float(elt * 2 * rows * cols), setup)
+    for n, length in POS_CONV:
+        yield _conv_nd_case(p, "loop_kernels", n, 768, (length,), 768, (128,), (1,), (1,), groups=16)
+    for n, h, q in GRID_SAMPLE:
+        def setup(n=n, h=h, q=q):
+            import torch
+            import torch.nn.functional as F
+
+            x = _rand((n, 32, h, h), p)
+            grid = (torch.rand((n, q, 4, 2), device=x.device, dtype=x.dtype) * 2 - 1)
+            return lambda: F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        outs = n * 32 * q * 4
+        yield OpCase("grid_sample", "loop_kernels", p, {"N": n, "C": 32, "H": h, "Q": q, "P": 4}, float(8 * outs),
+                     float(elt * (n * 32 * h * h + n * q * 8 + outs)), setup)
+    for n, q in STACK_INNER:
+        def setup(n=n, q=q):
+            import torch
+
+            xs = [_rand((n, 32, q, 4), p) for _ in range(4)]
+            return lambda: torch.stack(xs, dim=-2)
+        yield OpCase("stack", "loop_kernels", p, {"N": n, "C": 32, "Q": q, "P": 4, "parts": 4, "dim": -2}, 0.0,
+                     float(elt * 2 * 4 * n * 32 * q * 4), setup)
+
+
 def _softmax_cases(p: str) -> Iterator[OpCase]:
     shapes = [(b * 12 * s, s) for b in (1, 32) for s in (128, 512)] + [(1, 1000), (32, 1000), (4096, 30522)]
     return _softmax_shape_cases(p, "softmax", shapes)
@@ -1152,7 +1200,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "broadcast": _broadcast_cases,
     "frontends": _frontends_cases, "sdpa_masked": _sdpa_masked_cases,
     "sdpa_long": _sdpa_long_cases, "sdpa_decode": _sdpa_decode_cases, "reduce_shapes": _reduce_shapes_cases,
-    "group_norm_shapes": _group_norm_shapes_cases,
+    "group_norm_shapes": _group_norm_shapes_cases, "loop_kernels": _loop_kernels_cases,
 }
 
 
