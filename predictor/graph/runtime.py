@@ -515,12 +515,6 @@ def _shape_of(node: Node, i: int = 0, out: bool = False) -> tuple | None:
     return tuple(t.shape) if t is not None and t.shape is not None else None
 
 
-def _data_reader(ix: _Index, node: Node) -> Node | None:
-    """The one node that reads ``node``'s output as data (shape readers aside), else None."""
-    cs = [c for c in ix.consumers.get(node.outputs[0].name, ()) if c.op_type not in _SHAPE_READERS]
-    return cs[0] if len(cs) == 1 else None
-
-
 def _channel_affine(ix: _Index, node: Node | None, op: str, y: str, channels: int) -> int | None:
     """Index of the constant per-channel operand ([C, 1, ...] or [C]) of a Mul/Add ``node`` whose other operand is
     ``y``; None when ``node`` is not such an op."""
@@ -543,26 +537,26 @@ def _group_norm(ix: _Index, inorm: Node):
     ms at fp16 batch 1 on the H100 (kernel table of h100/timing/blind15), where the decomposition costs 6 kernels
     and no loop. Under autocast the cast to fp32 between the first reshape and the norm stays a kernel (group_norm
     is on autocast's fp32 list: PyTorch casts its input). FLOPs: the instance norm's (GROUPNORM_FLOPS per element,
-    the apply's FMA included); the Mul's and Add's are dropped, not moved. Left as costed: an instance norm of its own (no Reshape before it), one whose
-    statistics another node reads, one with non-constant parameters."""
+    the apply's FMA included); the Mul's and Add's are dropped, not moved. Left as costed: an instance norm of its
+    own (no Reshape before it), one whose statistics another node reads, one with non-constant parameters."""
     r1, reader = ix.prod(inorm, 0), inorm  # reader: the node reading the first reshape
     if r1 is not None and r1.op_type == "AmpCast" and r1.domain == "ai.predictor":  # autocast's cast to fp32: kept
-        if _data_reader(ix, r1) is not inorm:
+        if _only_data_consumer(ix, r1) is not inorm:
             return None
         r1, reader = ix.prod(r1, 0), r1
     if r1 is None or r1.op_type != "Reshape" or not r1.inputs or r1.inputs[0] is None:
         return None
     x, grouped = _shape_of(r1), _shape_of(inorm)
     if x is None or grouped is None or len(x) < 3 or len(grouped) != 3 or grouped[0] != x[0] or x[1] % grouped[1] \
-            or not (ix.is_const(inorm, 1) and ix.is_const(inorm, 2)) or _data_reader(ix, r1) is not reader:
+            or not (ix.is_const(inorm, 1) and ix.is_const(inorm, 2)) or _only_data_consumer(ix, r1) is not reader:
         return None
-    r2 = _data_reader(ix, inorm)
+    r2 = _only_data_consumer(ix, inorm)
     if r2 is None or r2.op_type != "Reshape" or _shape_of(r2, out=True) != x:
         return None
     group, tail = ([r1] if reader is inorm else []), [r2]
     params: dict[str, float] = {}  # the affine's weight and bias: bytes read
     for op in ("Mul", "Add"):
-        nxt = _data_reader(ix, tail[-1])
+        nxt = _only_data_consumer(ix, tail[-1])
         k = _channel_affine(ix, nxt, op, tail[-1].outputs[0].name, x[1])
         if k is None:
             break

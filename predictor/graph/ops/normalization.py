@@ -146,9 +146,10 @@ GN_BLOCKS_PER_SM = 32
 
 def group_norm_loop(images: int, groups: int, row_len: int, x_bytes: float) -> tuple[int, int, int, int]:
     """``thread_loop`` (iterations, threads, threads per SM, bytes looped over) of native_group_norm's row-moments
-    kernel on ``images`` x ``groups`` rows of ``row_len`` elements (C / groups x spatial; ``x_bytes`` in all): at batch 1 a 32-group norm runs 32 blocks whatever
-    the map's size, so a 128-channel 512 x 512 map loops 2,048 times per thread (0.86 ms at fp16 on the H100, kernel
-    table of h100/timing/blind15). Ignores: the block reduction at the loop's end."""
+    kernel on ``images`` x ``groups`` rows of ``row_len`` elements (C / groups x spatial; ``x_bytes`` in all): at
+    batch 1 a 32-group norm runs 32 blocks whatever the map's size, so a 128-channel 512 x 512 map loops 2,048 times
+    per thread (0.86 ms at fp16 on the H100, kernel table of h100/timing/blind15). Ignores: the block reduction at the
+    loop's end."""
     threads = GN_BLOCK_THREADS if row_len >= GN_BLOCK_THREADS else 32
     per_sm = min(GN_BLOCKS_PER_SM, GN_THREADS_PER_SM // threads) * threads
     return -(-max(row_len, 1) // threads), max(images * groups, 1) * threads, per_sm, int(x_bytes)
