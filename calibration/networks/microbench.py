@@ -406,7 +406,7 @@ STACK_INNER = tuple((n, q) for n in (8, 256) for q in (300, 13294))
 
 def _loop_kernels_cases(p: str) -> Iterator[OpCase]:
     """torch.cumsum over dim 0 (a thread per column looping over the rows) and dim -1 of [rows, cols];
-    F.conv1d(x [N, 768, L], w [768, 48, 128], padding 64, groups 16); F.grid_sample(x [N, 32, H, H], grid
+    F.conv1d(x [N, 768, L], w [768, 48, 128], padding 63, groups 16); F.grid_sample(x [N, 32, H, H], grid
     [N, Q, 4, 2], bilinear, zeros, align_corners False); torch.stack of 4 [N, 32, Q, 4] tensors at dim -2."""
     elt = ELT_BYTES[p]
     for rows, cols in SCAN_SHAPES:
@@ -439,6 +439,56 @@ def _loop_kernels_cases(p: str) -> Iterator[OpCase]:
             return lambda: torch.stack(xs, dim=-2)
         yield OpCase("stack", "loop_kernels", p, {"N": n, "C": 32, "Q": q, "P": 4, "parts": 4, "dim": -2}, 0.0,
                      float(elt * 2 * 4 * n * 32 * q * 4), setup)
+
+
+# the kernels of the sixteenth set's misses that run14 did not cover: reduce_kernel summing a short innermost run over
+# up to 2^26 outputs (Deformable DETR's sum over 16 sampled points, 10 ms a call at fp16 batch 32 on the H100: one
+# block wave after another, not a loop), torch.stack / torch.cat of parts whose contiguous run in the output is short
+# (its stack of 4 levels at dim -2: 4-element runs), and the positional convolution with the networks' own padding
+# of 64 (loop_kernels' padding 63 ran other cuDNN kernels)
+SHORT_SUM = tuple((outs, red) for red in (2, 4, 16, 64) for outs in (1 << 14, 1 << 18, 1 << 22, 1 << 26)
+                  if outs * red <= 1 << 28)
+SHORT_RUN_STACK = tuple((rows, run, parts) for run in (1, 4, 16, 64, 256) for parts in (2, 4)
+                        for rows in (1 << 12, 1 << 16, 1 << 20) if rows * run * parts <= 1 << 28)
+POS_CONV_64 = tuple((n, length) for n in (1, 8, 32) for length in (49, 200, 499, 1500))
+
+
+def _short_rows_cases(p: str) -> Iterator[OpCase]:
+    """torch.sum(x [outputs, R], dim=-1) and torch.sum(x [R, outputs], dim=0) over short R; torch.stack of ``parts``
+    [rows, run] tensors at dim -2 and torch.cat of them at dim -1 (each part's run contiguous in the output, then the
+    next part's); F.conv1d(x [N, 768, L], w [768, 48, 128], padding 64, groups 16) (output L + 1)."""
+    elt = ELT_BYTES[p]
+    for outs, red in SHORT_SUM:
+        for layout in ("inner", "outer"):
+            def setup(outs=outs, red=red, layout=layout):
+                import torch
+
+                if layout == "outer":
+                    x = _rand((red, outs), p)
+                    return lambda: torch.sum(x, dim=0)
+                x = _rand((outs, red), p)
+                return lambda: torch.sum(x, dim=-1)
+            yield OpCase("sum", "short_rows", p, {"outputs": outs, "R": red, "layout": layout}, float(outs * red),
+                         float(elt * (outs * red + outs)), setup)
+    for rows, run, parts in SHORT_RUN_STACK:
+        for op in ("stack", "cat"):
+            def setup(rows=rows, run=run, parts=parts, op=op):
+                import torch
+
+                xs = [_rand((rows, run), p) for _ in range(parts)]
+                return (lambda: torch.stack(xs, dim=-2)) if op == "stack" else (lambda: torch.cat(xs, dim=-1))
+            yield OpCase(op, "short_rows", p, {"rows": rows, "run": run, "parts": parts}, 0.0,
+                         float(elt * 2 * rows * run * parts), setup)
+    for n, length in POS_CONV_64:
+        def setup(n=n, length=length):
+            import torch.nn.functional as F
+
+            x, wt = _rand((n, 768, length), p), _rand((768, 48, 128), p)
+            return lambda: F.conv1d(x, wt, None, 1, 64, 1, 16)
+        params = {"N": n, "C": 768, "spatial": [length], "K": 768, "kernel": [128], "stride": [1], "dilation": [1],
+                  "pads": [64], "groups": 16, "out": [length + 1]}
+        yield OpCase("conv1d", "short_rows", p, params, 2.0 * n * 768 * (length + 1) * 48 * 128,
+                     float(elt * (n * 768 * length + 768 * 48 * 128 + n * 768 * (length + 1))), setup)
 
 
 def _softmax_cases(p: str) -> Iterator[OpCase]:
@@ -1201,6 +1251,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "frontends": _frontends_cases, "sdpa_masked": _sdpa_masked_cases,
     "sdpa_long": _sdpa_long_cases, "sdpa_decode": _sdpa_decode_cases, "reduce_shapes": _reduce_shapes_cases,
     "group_norm_shapes": _group_norm_shapes_cases, "loop_kernels": _loop_kernels_cases,
+    "short_rows": _short_rows_cases,
 }
 
 
