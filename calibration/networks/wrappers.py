@@ -594,3 +594,143 @@ class TeacherForcedTranscript(nn.Module):
     def forward(self, x):
         b = x.shape[0]
         return self.model(input_values=x, decoder_input_ids=self.target.expand(b, -1), use_cache=False).logits
+
+
+class TextConditionedDenoiser(nn.Module):
+    """Diffusers text-conditioned diffusion transformer (Wan's video DiT, Sana's linear DiT) -> one denoising step's
+    output (forward takes the latent, (batch, c, h, w) or (batch, c, frames, h, w)); the timestep and the text
+    encoder's token states (`text_tokens` x `text_dim`) are fixed buffers expanded to the batch, so no text encoder
+    is run."""
+
+    def __init__(self, model: nn.Module, text_tokens: int, text_dim: int):
+        super().__init__()
+        self.model = model
+        self.register_buffer("context", torch.randn(1, text_tokens, text_dim))
+        self.register_buffer("timestep", torch.tensor([500.0]))
+
+    def forward(self, x):
+        b = x.shape[0]
+        return self.model(x, encoder_hidden_states=self.context.expand(b, -1, -1),
+                          timestep=self.timestep.expand(b)).sample
+
+
+class WanVideoDenoiser(TextConditionedDenoiser):
+    """Diffusers WanTransformer3DModel -> one denoising step (forward takes the video latent (batch, 16, frames, h,
+    w)); 512 umT5 token states (4096 wide) as a fixed buffer."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__(model, text_tokens=512, text_dim=model.config.text_dim)
+        model.set_attn_processor(WanRotaryStackProcessor())
+
+
+class WanRotaryStackProcessor:
+    """diffusers' WanAttnProcessor for text-to-video (no image context), its rotary embedding written as one stack of
+    the rotated even and odd channels instead of two strided writes into an empty tensor (the same values; those
+    writes trace to scatters of the example's batch, a graph wrong at any other batch). Set in eager mode too."""
+
+    def __call__(self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None, rotary_emb=None):
+        from diffusers.models.attention_dispatch import dispatch_attention_fn
+        from diffusers.models.transformers.transformer_wan import _get_qkv_projections
+
+        query, key, value = _get_qkv_projections(attn, hidden_states, encoder_hidden_states)
+        query = attn.norm_q(query).unflatten(2, (attn.heads, -1))
+        key = attn.norm_k(key).unflatten(2, (attn.heads, -1))
+        value = value.unflatten(2, (attn.heads, -1))
+        if rotary_emb is not None:
+            def rotate(x, freqs_cos, freqs_sin):
+                x1, x2 = x.unflatten(-1, (-1, 2)).unbind(-1)
+                cos, sin = freqs_cos[..., 0::2], freqs_sin[..., 1::2]
+                return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2).type_as(x)
+
+            query, key = rotate(query, *rotary_emb), rotate(key, *rotary_emb)
+        out = dispatch_attention_fn(query, key, value, attn_mask=attention_mask, dropout_p=0.0, is_causal=False)
+        out = out.flatten(2, 3).type_as(query)
+        return attn.to_out[1](attn.to_out[0](out))
+
+
+class SanaDenoiser(TextConditionedDenoiser):
+    """Diffusers SanaTransformer2DModel -> one denoising step (forward takes the DC-AE latent (batch, 32, h, w));
+    300 Gemma-2 token states (caption_channels wide) as a fixed buffer."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__(model, text_tokens=300, text_dim=model.config.caption_channels)
+
+
+class FluxDenoiser(nn.Module):
+    """Diffusers FluxTransformer2DModel (guidance-distilled, as FLUX.1-dev) -> one denoising step on a VAE latent
+    (forward takes (batch, 16, h, w)): the latent is packed into 2x2 patches ((batch, h/2 * w/2, 64), as the Flux
+    pipeline does), run with its (row, column) position ids (3-axis RoPE), and unpacked back. The T5 token states
+    (512 x 4096), the pooled CLIP embedding (768), the timestep and the guidance scale are fixed buffers expanded to
+    the batch, so no text encoder is run."""
+
+    def __init__(self, model: nn.Module, text_tokens: int = 512):
+        super().__init__()
+        import diffusers.models.transformers.transformer_flux as flux
+
+        if not getattr(flux.apply_rotary_emb, "_zoo", False):
+            flux.apply_rotary_emb = _rotary_pairs_unflattened(flux.apply_rotary_emb)
+        self.model = model
+        c = model.config
+        self.register_buffer("context", torch.randn(1, text_tokens, c.joint_attention_dim))
+        self.register_buffer("pooled", torch.randn(1, c.pooled_projection_dim))
+        self.register_buffer("txt_ids", torch.zeros(text_tokens, 3))
+        self.register_buffer("timestep", torch.tensor([0.5]))
+        self.register_buffer("guidance", torch.tensor([3.5]))
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        hp, wp = h // 2, w // 2
+        packed = x.view(b, c, hp, 2, wp, 2).permute(0, 2, 4, 1, 3, 5).reshape(b, hp * wp, c * 4)
+        rows = torch.arange(hp, device=x.device, dtype=x.dtype).view(hp, 1).expand(hp, wp)
+        cols = torch.arange(wp, device=x.device, dtype=x.dtype).view(1, wp).expand(hp, wp)
+        img_ids = torch.stack([torch.zeros_like(rows), rows, cols], dim=-1).reshape(hp * wp, 3)
+        out = self.model(packed, encoder_hidden_states=self.context.expand(b, -1, -1),
+                         pooled_projections=self.pooled.expand(b, -1), timestep=self.timestep.expand(b),
+                         img_ids=img_ids, txt_ids=self.txt_ids, guidance=self.guidance.expand(b)).sample
+        return out.view(b, hp, wp, c, 2, 2).permute(0, 3, 1, 4, 2, 5).reshape(b, c, h, w)
+
+
+class TiledImageCrossAttentionLM(nn.Module):
+    """Hugging Face MllamaModel (Llama 3.2 Vision: a tiled-image ViT whose states the language model reads through
+    gated cross-attention layers) -> the language model's last_hidden_state (forward takes the image tiles (batch,
+    tiles, 3, size, size), one image a sample, all its tiles valid: the aspect ratio id is that of the tiles' `grid`).
+    The prompt's token embeddings (`text_tokens` x d) and its cross-attention mask (every token reads every tile) are
+    fixed buffers expanded to the batch; the 128k-row token table is dropped (its lookup, one gather of the prompt's
+    rows, is left out; the table alone is 2.1 GB of fp32 weights)."""
+
+    def __init__(self, model: nn.Module, text_tokens: int = 256, grid: tuple[int, int] = (2, 2)):
+        super().__init__()
+        self.model = model
+        c = model.config
+        model.language_model.embed_tokens = None
+        ratios = [list(r) for r in c.vision_config.supported_aspect_ratios]
+        tiles = grid[0] * grid[1]
+        self.register_buffer("embeds", torch.randn(1, text_tokens, c.text_config.hidden_size) * 0.02)
+        self.register_buffer("ratio_id", torch.tensor([[ratios.index(list(grid)) + 1]]))
+        self.register_buffer("ratio_mask", torch.ones(1, 1, tiles, dtype=torch.long))
+        self.register_buffer("cross_mask", torch.ones(1, text_tokens, 1, tiles, dtype=torch.long))
+
+    def forward(self, x):
+        b = x.shape[0]
+        return self.model(inputs_embeds=self.embeds.expand(b, -1, -1), pixel_values=x.unsqueeze(1),
+                          aspect_ratio_ids=self.ratio_id.expand(b, -1),
+                          aspect_ratio_mask=self.ratio_mask.expand(b, -1, -1),
+                          cross_attention_mask=self.cross_mask.expand(b, -1, -1, -1), use_cache=False).last_hidden_state
+
+
+def _rotary_pairs_unflattened(orig):
+    """diffusers' apply_rotary_emb with its interleaved (real, imaginary) pairs split by unflatten(-1, (-1, 2)) rather
+    than reshape(*x.shape[:-1], -1, 2) (the same view; the reshape's leading sizes trace to constants of the example's
+    batch, a graph wrong at any other batch); other layouts go to the original."""
+
+    def apply_rotary_emb(x, freqs_cis, use_real=True, use_real_unbind_dim=-1, sequence_dim=2):
+        if not (use_real and use_real_unbind_dim == -1):
+            return orig(x, freqs_cis, use_real, use_real_unbind_dim, sequence_dim)
+        cos, sin = freqs_cis
+        cos, sin = (cos[None, None], sin[None, None]) if sequence_dim == 2 else (cos[None, :, None], sin[None, :, None])
+        x_real, x_imag = x.unflatten(-1, (-1, 2)).unbind(-1)
+        x_rotated = torch.stack([-x_imag, x_real], dim=-1).flatten(3)
+        return (x.float() * cos.to(x.device) + x_rotated.float() * sin.to(x.device)).to(x.dtype)
+
+    apply_rotary_emb._zoo = True
+    return apply_rotary_emb

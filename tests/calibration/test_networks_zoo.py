@@ -195,3 +195,25 @@ def test_every_spent_blind_network_has_one_committed_export(split):
     paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in nets}
     assert all(p is not None for p in paths.values())
     assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == dynamo
+
+
+BLIND17 = sorted(["flux_dev_6l", "wan21_t2v_10l", "sana_1600m_10l", "mllama_v6_t4"])
+
+
+def test_the_seventeenth_blind_set_is_its_own_split_of_new_families():
+    """Chosen before any measurement (2026-12-06): 4 families apart from every other network; not read by any fit."""
+    from calibration.fit.fit import training_cases  # noqa: F401 (the fit's split filter: train only)
+
+    assert "blind17" in zoo.SPLITS and sorted(zoo.names("blind17", include_extra=True)) == BLIND17
+    fams = {zoo.NETWORKS[n].arch_family for n in BLIND17}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.name not in BLIND17}
+    assert len(fams) == 4 and not fams & others
+
+
+def test_every_blind17_network_has_a_committed_export():
+    """TorchScript, all four."""
+    from calibration.fit.dataset import onnx_export
+
+    paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in BLIND17}
+    assert all(p is not None for p in paths.values())
+    assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == set()
