@@ -886,10 +886,11 @@ def _hidden_list(entry) -> list[dict]:
 # what the data behind a class can and cannot say, written into the calibration file's fit_report
 CLASS_NOTES = {
     "grouped_large": "one shape only: the 128-tap, 16-group positional convolution of wav2vec2 and WavLM (768 "
-                     "channels, 49 frames); eff_compute is its CUDA-core rate per precision, t0_s (at its 50 us upper "
-                     "bound) absorbs the batch-1 kernel being slower than the batch-32 rate explains, and the kernel "
-                     "edge from which a grouped convolution joins this class (graph/opclass.LARGE_GROUPED, 16) is not "
-                     "measured between 3 and 128",
+                     "channels, 49 frames); eff_compute is its CUDA-core rate per precision once the SMs are full "
+                     "(the features give it the per-group waves: timing/features.grouped_large_shape); t0_s is not "
+                     "determined (at tf32 it sits at its 50 us upper bound), and the kernel edge from which a grouped "
+                     "convolution joins this class (graph/opclass.LARGE_GROUPED, 16) is not measured between 3 and "
+                     "128",
     "depthwise_nhwc": "depthwise convolutions on channels-last input (a permuted ConvNeXt-style block: "
                       "predictor/layout_views.py): ConvNeXt, MambaOut, UperNet-ConvNeXt, EdgeNeXt, GCViT, TinyViT and "
                       "MViTv2 scopes; timm's MViTv2 copies its permute to contiguous memory first, which the graph "

@@ -97,9 +97,34 @@ def splits_k(cost: OpCost, node: Node | None, precision: str = "") -> bool:
 
 def gemm_shape(cost: OpCost, node: Node | None, precision: str, sm_count: int) -> float:
     """Executed over useful FLOPs of a node's GEMM, divided by the share of SMs its tiles keep busy (>= 1): tile
-    padding over wave efficiency, K split or not (:func:`splits_k`)."""
+    padding over wave efficiency, K split or not (:func:`splits_k`); a large-kernel grouped convolution's by
+    :func:`grouped_large_shape`."""
+    if cost.work.gemm is None:
+        return grouped_large_shape(node, sm_count) if node is not None and cost.op_type == "Conv" else 1.0
     split = splits_k(cost, node, precision)
     return tile_padding(cost.work.gemm) / gemm_wave(cost.work.gemm, precision, sm_count, split)
+
+
+def grouped_large_shape(node: Node, sm_count: int) -> float:
+    """Executed over useful FLOPs of a large-kernel grouped convolution (class grouped_large: cuDNN's CUDA-core
+    implicit_convolve_sgemm kernels), divided by the share of SMs its tiles keep busy: SIMT_TILE-square tiles of the
+    per-group implicit GEMM (M = N x output positions, N = Cout/groups), and from graph/opclass.GROUPED_BATCH images
+    one kernel per group launched one after another, so each kernel's waves hold one group's tiles (below it, one
+    kernel over all groups). 1 for any other node. Ignores: the tile shapes cuDNN really picks (a 32-wide one at fp32
+    batch 1), several blocks per SM."""
+    from ..graph.opclass import GROUPED_BATCH, hidden_key
+
+    if hidden_key(node, "Conv") != "Conv:grouped_large":
+        return 1.0
+    x, w, y = node.inputs[0].shape, node.inputs[1].shape, node.outputs[0].shape
+    if not x or not w or not y or any(not isinstance(d, int) or d <= 0 for d in (*x, *w, *y)):
+        return 1.0
+    from ..graph.ops.conv import conv_gemm
+
+    groups, m, n, _k = conv_gemm(x, w, y, int(node.attrs.get("group", 1)))
+    tm, tn = math.ceil(m / SIMT_TILE), math.ceil(n / SIMT_TILE)
+    padding = tm * tn * SIMT_TILE * SIMT_TILE / (m * n)
+    return padding / wave_efficiency((1 if x[0] >= GROUPED_BATCH else groups) * tm * tn, sm_count)
 
 
 def gemm_wave(gemm: tuple[int, int, int, int] | None, precision: str, sm_count: int, split_k: bool = True) -> float:

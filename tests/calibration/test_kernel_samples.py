@@ -91,7 +91,8 @@ def test_reduction_rows_of_the_h100_are_one_reduce_kernel_each():
     from predictor.graph.runtime import WELFORD
 
     fams, profile, root = [s for s in _micro_sources(FIT_FAMILIES, load_profile("h200")) if s[0] != FIT_FAMILIES][0]
-    assert fams == OTHER_GPU_FAMILIES["h100"] == ("reduce_shapes", "group_norm_shapes") and profile.name == "h100" \
+    assert fams == OTHER_GPU_FAMILIES["h100"] == ("reduce_shapes", "group_norm_shapes", "loop_kernels") \
+        and profile.name == "h100" \
         and root.parts[-2] == "h100"
     xs = [x for x in micro_costs(fams, profile, root) if x[0]["family"] == "reduce_shapes"]
     assert len(xs) == 504 and all(c.kernels == 1 and n.op_type == "ReduceMean" for _, n, c in xs)
@@ -113,3 +114,19 @@ def test_group_norm_rows_of_the_h100_carry_the_row_moments_loop():
     assert all(c.kernels == 3 and n.op_type == "GroupNormalization" for _, n, c in xs)
     sd = [c for r, _, c in xs if r["precision"] == "fp16" and r["params"] == '{"N":1,"C":128,"H":512,"groups":32}']
     assert len(sd) == 1 and sd[0].work.thread_loop == (2048, 32 * 512, 2048, 128 * 512 * 512 * 2)
+
+
+def test_cumsum_rows_of_the_h100_carry_the_scan_loop_and_its_conv1d_rows_stay_out():
+    """loop_kernels (h100/microbench/run14): only its cumsum calls enter the fit (FAMILY_OPS), as CumSum nodes of class
+    reduce with PyTorch's scan loop: down the rows one step a row, along a row by chunks of the block's tree."""
+    from calibration.fit.kernel_samples import FAMILY_OPS
+    from calibration.fit.micro_fit import MICROBENCH
+    from predictor.graph.opclass import kernel_class
+
+    xs = micro_costs(("loop_kernels",), load_profile("h100"), MICROBENCH.parents[1] / "h100" / "microbench")
+    assert FAMILY_OPS["loop_kernels"] == ("cumsum",) and len(xs) == 84
+    assert all(n.op_type == "CumSum" and kernel_class(n) == "reduce" and c.kernels == 1 for _, n, c in xs)
+    loops = {r["params"]: c.work.thread_loop for r, _, c in xs if r["precision"] == "fp32"}
+    assert loops['{"rows":32768,"cols":8,"dim":0}'] == (32768, 8, 256, 2 * 32768 * 8 * 4)
+    # 131,072 rows of 8: the thread split wraps to 512 threads across a row, one row a block, one chunk of 9 + 2 steps
+    assert loops['{"rows":131072,"cols":8,"dim":-1}'] == (11, 131072 * 512, 2048, 2 * 131072 * 8 * 4)

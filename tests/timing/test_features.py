@@ -122,3 +122,31 @@ def test_kernel_features_take_the_l2_share_of_the_profile():
 
     big = replace(cost, work=replace(cost.work, thread_loop=(1, 256, 1024, int(prof.l2_bytes))))
     assert kernel_features(big, prof, "fp16").loop_steps == LOOP_MISS_LATENCY
+
+
+def test_a_large_kernel_grouped_convolution_fills_the_sms_one_group_at_a_time():
+    """Class grouped_large (SpeechT5's positional convolution: 768 channels, 128 taps, 16 groups): from batch 8 one
+    kernel per group, so a wave holds one group's 64 x 64 tiles of the (N x L) x 48 implicit GEMM; below it one kernel
+    over all groups."""
+    from predictor.timing.features import gemm_shape, grouped_large_shape
+    from predictor.types import Node, TensorInfo, frozen_map
+
+    def conv(n, length):
+        x = TensorInfo("x", "float32", (n, 768, length))
+        w = TensorInfo("w", "float32", (768, 48, 128), is_initializer=True)
+        y = TensorInfo("y", "float32", (n, 768, length + 1))
+        return Node("pos", "Conv", "", (x, w), (y,), frozen_map({"group": 16, "kernel_shape": (128,),
+                                                                  "pads": (64, 64)}))
+
+    # batch 32, 499 frames: M = 32 x 500 = 16,000 -> 250 tiles of 64, N = 48 -> 1 tile: 2 waves of 132 per kernel
+    pad = 250 * 64 * 64 / (16000 * 48)
+    assert grouped_large_shape(conv(32, 499), 132) == pytest.approx(pad / (250 / 264), rel=1e-12)
+    # batch 1: one kernel over the 16 groups' 8 tiles each (128 of 132 SMs)
+    assert grouped_large_shape(conv(1, 499), 132) == pytest.approx(8 * 64 * 64 / (500 * 48) / (128 / 132), rel=1e-12)
+    # any other node: 1; a Conv's gemm_shape without OpWork.gemm reads it
+    other = Node("c", "Conv", "", (TensorInfo("x", "float32", (1, 64, 8, 8)),
+                                   TensorInfo("w", "float32", (64, 1, 3, 3), is_initializer=True)),
+                 (TensorInfo("y", "float32", (1, 64, 8, 8)),), frozen_map({"group": 64}))
+    assert grouped_large_shape(other, 132) == 1.0
+    c = cost_graph([conv(32, 499)], policy("fp32"), 17, graph_inputs=frozenset({"x"})).costs[0]
+    assert c.work.gemm is None and gemm_shape(c, conv(32, 499), "fp32", 132) == grouped_large_shape(conv(32, 499), 132)

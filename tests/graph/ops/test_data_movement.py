@@ -167,6 +167,26 @@ def test_cumsum(attrs, flops, kernels):
     assert work.kernels == kernels
 
 
+def test_cumsum_carries_pytorchs_scan_loop():
+    """Down the rows of [32768, 8] (Mixtral's capacity ranks): a thread per column walks the 32,768 rows; along the
+    rows of [32, 512] (position ids): 64 threads across a row (log2 6), 8 rows a block, 4 chunks of 6 + 2 steps; a
+    1-D scan is one CUB scan (no loop)."""
+    from predictor.graph.ops.data_movement import scan_threads_x_log2, torch_scan_loop
+
+    down = one_node("CumSum", [("x", "int64", (32768, 8)), ("a", "int64", ())], [("y", "int64", None)],
+                    initializers={"a": np.int64(0)}).work
+    assert down.thread_loop == (32768, 8, 256, 2 * 32768 * 8 * 8)
+    along = one_node("CumSum", [("x", "float32", (32, 512)), ("a", "int64", ())], [("y", "float32", None)],
+                     initializers={"a": np.int64(-1)}).work
+    assert along.thread_loop == (4 * (6 + 2), 4 * 512, 2048, 2 * 32 * 512 * 4)
+    flat = one_node("CumSum", [("x", "float32", (512,)), ("a", "int64", ())], [("y", "float32", None)],
+                    initializers={"a": np.int64(0)}).work
+    assert flat.thread_loop is None
+    # rows far more numerous than their length: the thread split wraps to 512 across, one row a block
+    assert scan_threads_x_log2(131072, 8) == 9 and scan_threads_x_log2(4096, 4096) == 4
+    assert torch_scan_loop((4, 3, 5), 1, 4) == (3, 20, 32 * 5, 2 * 60 * 4)  # 32 blocks of 5 threads an SM
+
+
 def test_range_writes_only():
     # torch.arange(x.size(0)): the limit is shape arithmetic, known at load time but not a constant
     from onnx import helper
