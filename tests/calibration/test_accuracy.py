@@ -74,10 +74,11 @@ def test_autocast_spent_sets_on_the_h100():
     """The tenth to twelfth blind sets' autocast forwards, measured on an H100 and spent (h100/whatif/amp_blind10-12),
     with the fit transferred: 13.9% since the first 2026-12-06 refit (27.3% before: weight casts costed as strided
     copies); Pixtral's excluded graph aside. 15.6% over 54 once the sixteenth set's 8 joined (SpeechT5's positional
-    convolution: +143% at batch 32)."""
+    convolution: +143% at batch 32); 11.4% since the sixth 2026-12-06 refit (that convolution's per-group waves, the
+    scans' loop: SpeechT5 +4%, Mixtral +1% at batch 32)."""
     rows = [r for r in evaluate_amp(gpu="h100") if r["split"] == "train"]
     assert len(rows) >= 54 and all(not r["unsupported"] for r in rows)
-    assert amp_tables(rows)["all"]["mape"] <= 0.16
+    assert amp_tables(rows)["all"]["mape"] <= 0.125
 
 
 @pytest.mark.parametrize("name, split, n, mape", [("blind6_once.json", "blind6", 184, 0.1213),
