@@ -105,8 +105,9 @@ def conv_transpose(ctx: OpContext) -> OpWork:
 
 def _large_grouped(ctx: OpContext, flops: int, bias_flops: int) -> OpWork:
     """A grouped convolution with a large kernel (graph/opclass.LARGE_GROUPED): cuDNN's CUDA-core kernels (VECTOR
-    work, no implicit-GEMM tiles), plus the bias pass. Ignores that cuDNN launches one kernel per group (their fixed
-    costs are small against these kernels' milliseconds) and that at tf32 it may pick tensor-core kernels."""
+    work; their tiles and per-group waves are the timing features', timing/features.grouped_large_shape), plus the
+    bias pass. Ignores the fixed costs of the one kernel per group cuDNN launches (small against these kernels'
+    milliseconds) and that at tf32 it may pick tensor-core kernels."""
     if not bias_flops:
         return ctx.work(vector_flops=flops, notes=(NOTE_GROUPED_LARGE,))
     out_b = ctx.out_bytes()
