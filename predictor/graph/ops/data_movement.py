@@ -31,6 +31,7 @@ from ...types import OpWork
 from ..context import SLICE_ASSIGN, STRIDED_GATHER, OpContext, ShapeUnknown
 from ._common import (INT64_BYTES, attr, host_constant, in_elem_bytes, input_reads, inputs_bytes, norm_axis, prod,
                       register, str_attr, with_input_reads, work_plan)
+from .reduction import REDUCE_THREADS_PER_SM
 
 
 @register("Concat", cls="copy")
@@ -174,7 +175,6 @@ def col2im(ctx: OpContext) -> OpWork:
 
 
 SCAN_BLOCK_THREADS = 512  # threads of a block of PyTorch's scan kernels (ATen/native/cuda/ScanUtils.cuh)
-SCAN_THREADS_PER_SM = 2048  # threads an SM holds (as reduction.REDUCE_THREADS_PER_SM)
 SCAN_BLOCKS_PER_SM = 32  # resident blocks an SM holds: a narrow outer scan's blocks of a few threads stop here
 SCAN_CHUNK_STEPS = 2  # steps of an innermost scan's chunk beyond its log2(threads_x) tree levels (chosen on the H100's
 # cumsum calls of microbenchmark run 14 with a 0.2 us step: 2 -> 39% MAPE on the 42 innermost calls, 1 -> 39%, 4 -> 44%,
@@ -209,12 +209,12 @@ def torch_scan_loop(shape: tuple[int, ...], axis: int, elt_bytes: int) -> tuple[
     looped = 2 * numel * elt_bytes
     if inner > 1:
         block = min(SCAN_BLOCK_THREADS, inner)
-        return (scan, outer * inner, min(SCAN_THREADS_PER_SM, SCAN_BLOCKS_PER_SM * block), looped)
+        return (scan, outer * inner, min(REDUCE_THREADS_PER_SM, SCAN_BLOCKS_PER_SM * block), looped)
     log_x = scan_threads_x_log2(outer, scan)
     rows_per_block = SCAN_BLOCK_THREADS >> log_x
     blocks = -(-outer // rows_per_block)
     chunks = -(-scan // (2 << log_x))
-    return (chunks * (log_x + SCAN_CHUNK_STEPS), blocks * SCAN_BLOCK_THREADS, SCAN_THREADS_PER_SM, looped)
+    return (chunks * (log_x + SCAN_CHUNK_STEPS), blocks * SCAN_BLOCK_THREADS, REDUCE_THREADS_PER_SM, looped)
 
 
 @register("CumSum", cls="reduce", autocast="fp32")

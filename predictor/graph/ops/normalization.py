@@ -52,6 +52,7 @@ from ..opclass import bn_fp32_params
 from ._common import (
     attr, input_reads, inputs_bytes, out_elem_bytes, prod, register, with_input_reads, work_plan,
 )
+from .reduction import REDUCE_THREADS_PER_SM
 
 BN_INFERENCE_FLOPS = 2
 BN_TRAINING_FLOPS = 6
@@ -140,7 +141,6 @@ def rms_norm(ctx: OpContext) -> OpWork:
 # kCUDABlockReduceNumThreads threads per (image, group) row, a warp when the row is shorter; each thread loops over the
 # row with a stride of the block, one element (one load, a Welford update) per iteration
 GN_BLOCK_THREADS = 512
-GN_THREADS_PER_SM = 2048  # (Volta to Hopper; fewer on Turing, Ampere GA10x and Ada: not told apart)
 GN_BLOCKS_PER_SM = 32
 
 
@@ -151,7 +151,7 @@ def group_norm_loop(images: int, groups: int, row_len: int, x_bytes: float) -> t
     per thread (0.86 ms at fp16 on the H100, kernel table of h100/timing/blind15). Ignores: the block reduction at the
     loop's end."""
     threads = GN_BLOCK_THREADS if row_len >= GN_BLOCK_THREADS else 32
-    per_sm = min(GN_BLOCKS_PER_SM, GN_THREADS_PER_SM // threads) * threads
+    per_sm = min(GN_BLOCKS_PER_SM, REDUCE_THREADS_PER_SM // threads) * threads
     return -(-max(row_len, 1) // threads), max(images * groups, 1) * threads, per_sm, int(x_bytes)
 
 
