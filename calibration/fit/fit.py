@@ -885,6 +885,13 @@ def _hidden_list(entry) -> list[dict]:
 
 # what the data behind a class can and cannot say, written into the calibration file's fit_report
 CLASS_NOTES = {
+    "attention": "row_s is the cost of one query block (B x H x query tiles, timing/features.attention_blocks: the "
+                 "queries' load, the key pipeline's ramp, the output's normalisation and store), eff_compute the key "
+                 "loop's rate against the ERT GEMM ceiling (the softmax's FLOPs at the CUDA-core one); no fitted call "
+                 "is memory-bound, so eff_memory (0.5 at fp32, 1.0 at 16-bit) is not set by attention data (the "
+                 "sdpa_decode microbenchmarks, not fitted, run within -13..+57% of it, most +1..+15%); calls with an "
+                 "additive float mask run PyTorch's memory-efficient kernel at ~0.55x the cuDNN flash kernel's rate "
+                 "(sdpa_masked, run 9) and share the class: not modelled",
     "grouped_large": "one shape only: the 128-tap, 16-group positional convolution of wav2vec2 and WavLM (768 "
                      "channels, 49 frames); eff_compute is its CUDA-core rate per precision once the SMs are full "
                      "(the features give it the per-group waves: timing/features.grouped_large_shape); t0_s is not "

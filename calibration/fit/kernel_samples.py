@@ -24,7 +24,7 @@ from .micro_fit import MICROBENCH, bmm_node, conv_node, microbench_rows, row_par
 
 FIT_FAMILIES = ("conv_resnet50", "conv_broad", "conv_transpose", "conv_depthwise", "gemm", "gemm_broad", "bmm",
                 "elementwise", "norm", "layer_norm_rows", "softmax", "softmax_rows", "pool", "transpose",
-                "conv1d", "conv3d", "conv_large", "pool_broad", "data", "sdpa_broad", "reduce_shapes",
+                "conv1d", "conv3d", "conv_large", "pool_broad", "data", "sdpa_broad", "sdpa_long", "reduce_shapes",
                 "group_norm_shapes", "loop_kernels")
 # families measured on another GPU only, read from its microbenchmark folder and priced on its transferred profile
 # with the same parameters (the device's card that session): reduce_kernel's shapes (h100/microbench/run12),

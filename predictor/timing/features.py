@@ -26,7 +26,8 @@ class KernelFeatures:
     hbm_s: float  # HBM bytes / HBM bandwidth
     l2_s: float  # L2 bytes / L2 bandwidth
     l1_s: float  # L1 bytes / L1 bandwidth
-    rows_per_sm: float  # rows of a block-per-row kernel per SM (OpWork.rows / SMs)
+    rows_per_sm: float  # rows of a block-per-row kernel per SM (OpWork.rows / SMs); a fused attention kernel's
+    # query blocks per SM (:func:`attention_blocks`): each pays its prologue and epilogue
     walk_waves: float  # waves of a block-walk kernel: ceil(blocks / SMs) (OpWork.channel_walk)
     walk_bytes_per_sm: float  # bytes one SM walks in a block-walk kernel: waves x bytes per block
     loop_steps: float = 0.0  # dependent iterations of a thread-loop kernel's threads, by waves (OpWork.thread_loop)
@@ -47,7 +48,7 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
         compute_s=ideal["compute"] * shape if ideal["compute"] else 0.0,
         gemm_k=float(w.gemm[3]) if w.gemm else attention_loop(w.attention_tiles),
         hbm_s=ideal[MemLevel.HBM.value], l2_s=ideal[MemLevel.L2.value], l1_s=ideal[MemLevel.L1.value],
-        rows_per_sm=w.rows / profile.sm_count,
+        rows_per_sm=(w.rows or attention_blocks(w.attention_tiles)) / profile.sm_count,
         walk_waves=float(walk_waves(w.channel_walk, profile.sm_count)),
         walk_bytes_per_sm=float(channel_walk_units(w.channel_walk, profile.sm_count)),
         loop_steps=loop_steps(w.thread_loop, profile.sm_count,
@@ -178,6 +179,20 @@ def attention_loop(tiles: tuple[int, int, int, int] | None) -> float:
         return 0.0
     _bh, sq, _dv, skv = tiles
     return float(skv) if sq >= ATTENTION_SPLIT_KV_BELOW else 0.0
+
+
+def attention_blocks(tiles: tuple[int, int, int, int] | None) -> int:
+    """Thread blocks of a fused attention kernel, B x H x ceil(Sq / tile), each owning a query tile of one head: every
+    block loads its queries, ramps up the key pipeline and normalises and writes its output once (the kernel's
+    per-block cost, the class's ``row_s``, fitted on the sdpa microbenchmarks and the networks' attention calls).
+    0 when none, and for split keys (flash decoding, below ATTENTION_SPLIT_KV_BELOW query rows). Ignores: several
+    blocks resident per SM (their prologues overlap), causal blocks' uneven loops."""
+    if tiles is None:
+        return 0
+    bh, sq, _dv, _skv = tiles
+    if sq < ATTENTION_SPLIT_KV_BELOW or bh <= 0:
+        return 0
+    return bh * math.ceil(sq / _attention_tile(sq))
 
 
 def _attention_tile(length: int) -> int:

@@ -33,7 +33,8 @@ PARAMS: dict[str, ParamSpec] = {p.name: p for p in (
     ParamSpec("eff_l2", "fraction", 0.01, 1.0, 1.0, "achieved fraction of the ERT L2 bandwidth on the traffic "
               "model's L2 requests"),
     ParamSpec("row_s", "s", 1e-10, 1e-5, 1e-7, "cost per row per SM of a kernel giving each row a thread block "
-              "(per byte walked for block-walk kernels, per loop iteration for thread-loop kernels)"),
+              "(per byte walked for block-walk kernels, per loop iteration for thread-loop kernels, per query block "
+              "for fused attention kernels)"),
     ParamSpec("block_s", "s", 0.0, 1e-4, 0.0, "cost per wave of walking thread blocks"),
 )}
 

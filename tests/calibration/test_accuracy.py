@@ -75,7 +75,8 @@ def test_autocast_spent_sets_on_the_h100():
     with the fit transferred: 13.9% since the first 2026-12-06 refit (27.3% before: weight casts costed as strided
     copies); Pixtral's excluded graph aside. 15.6% over 54 once the sixteenth set's 8 joined (SpeechT5's positional
     convolution: +143% at batch 32); 11.4% since the sixth 2026-12-06 refit (that convolution's per-group waves, the
-    scans' loop: SpeechT5 +4%, Mixtral +1% at batch 32)."""
+    scans' loop: SpeechT5 +4%, Mixtral +1% at batch 32); 11.6% over 62 with the seventeenth set's 8 and the seventh
+    2026-12-06 refit (11.4% with the sixth)."""
     rows = [r for r in evaluate_amp(gpu="h100") if r["split"] == "train"]
     assert len(rows) >= 54 and all(not r["unsupported"] for r in rows)
     assert amp_tables(rows)["all"]["mape"] <= 0.125

@@ -7,7 +7,7 @@ from predictor.graph.loader import load_model_proto
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
 from predictor.roofline import level_times_s
-from predictor.timing.features import attention_loop, attention_wave, kernel_features
+from predictor.timing.features import attention_blocks, attention_loop, attention_wave, kernel_features
 from tests.graph.test_runtime import _sdpa_graph
 from tests.helpers import make_model
 
@@ -43,6 +43,15 @@ def test_attention_loop_is_the_key_length():
     assert attention_loop(None) == 0.0
 
 
+def test_attention_blocks_are_query_tiles_of_each_head():
+    """B x H x ceil(Sq / tile) blocks, each paying its prologue and epilogue (the class's row_s per block per SM)."""
+    assert attention_blocks((384, 197, 64, 197)) == 384 * 2   # ViT-B/16 at batch 32: 197 rows in two tiles of 128
+    assert attention_blocks((12, 50, 64, 49)) == 12           # one 64-row tile
+    assert attention_blocks((16, 8192, 128, 8192)) == 16 * 64
+    assert attention_blocks((32, 1, 64, 2048)) == 0           # decoding: split keys, no query blocks counted
+    assert attention_blocks(None) == 0
+
+
 def test_runtime_fused_attention_carries_its_tiles():
     """The runtime's SDPA pattern gives the fused kernel the (B x H, Sq, Dv, Skv) of its P V product; its features hold
     the padding and waves: q (1, 2, 40, 8) -> 2 heads x 1 block of 64 rows on 132 SMs, 40 rows and keys padded to 64."""
@@ -57,6 +66,7 @@ def test_runtime_fused_attention_carries_its_tiles():
     assert attention_wave((2, 40, 8, 40), prof.sm_count) == pytest.approx(shape, rel=1e-12)
     ideal = level_times_s(fused, prof, 0.0)["compute"]
     assert kernel_features(fused, prof, "fp16").compute_s == pytest.approx(ideal * shape, rel=1e-12)
+    assert kernel_features(fused, prof, "fp16").rows_per_sm == 2 / prof.sm_count  # 2 heads x 1 query block
 
 
 def test_convolutions_keep_k_whole_gemms_split_it():
