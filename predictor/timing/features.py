@@ -39,8 +39,10 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
     neighbours, are left as direct ones)."""
     ideal = level_times_s(cost, profile, 0.0)
     w = cost.work
+    rows = w.rows
     if w.attention_tiles is not None:
         shape = attention_wave(w.attention_tiles, profile.sm_count, w.attention_causal)
+        rows = rows or attention_blocks(w.attention_tiles)
     else:
         shape = gemm_shape(cost, node, precision, profile.sm_count)
     return KernelFeatures(
@@ -48,7 +50,7 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
         compute_s=ideal["compute"] * shape if ideal["compute"] else 0.0,
         gemm_k=float(w.gemm[3]) if w.gemm else attention_loop(w.attention_tiles),
         hbm_s=ideal[MemLevel.HBM.value], l2_s=ideal[MemLevel.L2.value], l1_s=ideal[MemLevel.L1.value],
-        rows_per_sm=(w.rows or attention_blocks(w.attention_tiles)) / profile.sm_count,
+        rows_per_sm=rows / profile.sm_count,
         walk_waves=float(walk_waves(w.channel_walk, profile.sm_count)),
         walk_bytes_per_sm=float(channel_walk_units(w.channel_walk, profile.sm_count)),
         loop_steps=loop_steps(w.thread_loop, profile.sm_count,
