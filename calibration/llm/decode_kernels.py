@@ -17,11 +17,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 
-def case_rows(arch: str, batch: int, context: int, precision: str, dry: bool) -> dict:
+def decode_step(arch: str, batch: int, context: int, precision: str, dry: bool, slack: int = 64):
+    """(decoder, config, dtype, step): the serving decoder with random weights, a static KV cache of context + slack
+    positions per layer, and one ``decode_static`` step at position ``context`` as a closure."""
     import torch
-
-    from calibration.networks.kernel_table import kernel_rows
-    from calibration.networks.timing import _profile
 
     from . import decoders
 
@@ -30,14 +29,24 @@ def case_rows(arch: str, batch: int, context: int, precision: str, dry: bool) ->
     dtype = torch.float32 if dry else {"fp16": torch.float16, "bf16": torch.bfloat16}[precision]
     torch.backends.cuda.matmul.allow_tf32 = False
     model = decoders.build(cfg, device, dtype)
-    shape = (batch, cfg.kv_heads, context + 64, cfg.head_dim)
+    shape = (batch, cfg.kv_heads, context + slack, cfg.head_dim)
     kc = [torch.randn(shape, device=device, dtype=dtype) for _ in range(cfg.layers)]
     vc = [torch.randn(shape, device=device, dtype=dtype) for _ in range(cfg.layers)]
     ids = torch.randint(0, cfg.vocab, (batch, 1), device=device)
+    return model, cfg, dtype, lambda: model.decode_static(ids, kc, vc, context)
+
+
+def case_rows(arch: str, batch: int, context: int, precision: str, dry: bool) -> dict:
+    import torch
+
+    from calibration.networks.kernel_table import kernel_rows
+    from calibration.networks.timing import _profile
+
+    model, cfg, _, step = decode_step(arch, batch, context, precision, dry)
     with torch.inference_mode():
         for _ in range(3):
-            model.decode_static(ids, kc, vc, context)
-        prof = _profile(lambda: model.decode_static(ids, kc, vc, context), model, record_shapes=True)
+            step()
+        prof = _profile(step, model, record_shapes=True)
     rows = [asdict(r) for r in kernel_rows(prof)]
     return {"arch": arch, "batch": batch, "context": context, "precision": precision, "config": cfg.to_dict(),
             "n_kernels": len(rows), "kernel_sum_s": sum(r["duration_us"] for r in rows) * 1e-6, "rows": rows}

@@ -9,6 +9,9 @@ a static KV cache of context + 1 positions per layer, and runs ``decode_static``
 per step, mean us per call, us per step, the ATen op that launched it) and DIR/decode_profile.json (environment,
 configs, per case the kernel sum per step and the eager step time by CUDA events). The kernels are those the
 serving benchmark's CUDA graph replays (the same calls, captured); their sum says where a decode step's time goes.
+Beside calibration/llm/decode_kernels.py (one profiled step per case, every kernel row with its module path and
+shapes; same decoder and cache, from its ``decode_step``): kernels summed over several steps per (kernel, ATen op),
+the eager step time, and long contexts by default.
 """
 from __future__ import annotations
 
@@ -36,32 +39,26 @@ def profile_case(arch: str, batch: int, context: int, precision: str, steps: int
     from torch.profiler import ProfilerActivity, profile
 
     from . import decoders
+    from .decode_kernels import decode_step
 
-    device = "cpu" if dry else "cuda"
-    cfg = (decoders.TINY if dry else decoders.CONFIGS)[arch]
-    dtype = torch.float32 if dry else {"fp16": torch.float16, "bf16": torch.bfloat16}[precision]
-    model = decoders.build(cfg, device, dtype)
-    shape = (batch, cfg.kv_heads, context + 1, cfg.head_dim)
-    kc = [torch.randn(shape, device=device, dtype=dtype) for _ in range(cfg.layers)]
-    vc = [torch.randn(shape, device=device, dtype=dtype) for _ in range(cfg.layers)]
-    ids = torch.randint(0, cfg.vocab, (batch, 1), device=device)
+    _, cfg, dtype, step = decode_step(arch, batch, context, precision, dry, slack=1)
     with torch.inference_mode():
         for _ in range(3):
-            model.decode_static(ids, kc, vc, context)
+            step()
         step_s = None
         if not dry:
             torch.cuda.synchronize()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             for _ in range(steps):
-                model.decode_static(ids, kc, vc, context)
+                step()
             end.record()
             torch.cuda.synchronize()
             step_s = start.elapsed_time(end) / 1e3 / steps
         acts = [ProfilerActivity.CPU] + ([] if dry else [ProfilerActivity.CUDA])
         with profile(activities=acts) as prof:
             for _ in range(steps):
-                model.decode_static(ids, kc, vc, context)
+                step()
             if not dry:
                 torch.cuda.synchronize()
     per: dict[tuple[str, str], list[float]] = defaultdict(list)
