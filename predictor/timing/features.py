@@ -169,7 +169,7 @@ def attention_wave(tiles: tuple[int, int, int, int], sm_count: int, causal: bool
                            for i in range(math.ceil(rows / tq)))
     else:
         run = nq * nk
-    return (run * tq * tk) / (sq * skv) / wave_efficiency(bh * nq, sm_count)
+    return (run * tq * tk) / (sq * skv) / wave_efficiency(attention_blocks(tiles), sm_count)
 
 
 def attention_loop(tiles: tuple[int, int, int, int] | None) -> float:
