@@ -734,3 +734,146 @@ def _rotary_pairs_unflattened(orig):
 
     apply_rotary_emb._zoo = True
     return apply_rotary_emb
+
+
+class HybridDeltaNetLastHidden(nn.Module):
+    """Hugging Face hybrid Gated DeltaNet decoder (Qwen3.5's text model: three linear-attention layers to one gated
+    full-attention layer) -> last_hidden_state (forward takes input_ids). Its gated delta rule and its short causal
+    convolution run through `chunk_gated_delta_rule_static` and `causal_conv1d_plain` in eager mode and in the graph
+    alike: transformers' own torch path solves each chunk's unit lower-triangular system with
+    torch.linalg.solve_triangular (no ONNX operator) and writes every chunk's output into a preallocated tensor (a
+    scatter traced at the example's batch), and its fused kernels (fla, causal-conv1d), where installed, would run
+    another program than the graph's."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        import importlib
+
+        mod = importlib.import_module(type(model).__module__)
+        mod.torch_chunk_gated_delta_rule = chunk_gated_delta_rule_static
+        mod.causal_conv1d_fn = causal_conv1d_plain
+        self.model = model
+
+    def forward(self, input_ids):
+        return self.model(input_ids=input_ids, use_cache=False).last_hidden_state
+
+
+def causal_conv1d_plain(hidden_states, weight, bias=None, activation=None, **kwargs):
+    """transformers' torch path of the short causal depthwise convolution (kernel 4) over (batch, channels, seq)."""
+    import torch.nn.functional as F
+    from transformers.activations import ACT2FN
+
+    seq_len = hidden_states.shape[-1]
+    out = F.conv1d(hidden_states.to(weight.dtype), weight=weight.unsqueeze(1), bias=bias,
+                   padding=weight.shape[-1] - 1, groups=hidden_states.shape[1])[:, :, :seq_len]
+    if activation is not None:
+        out = ACT2FN[activation](out)
+    return out.to(hidden_states.dtype)
+
+
+def chunk_gated_delta_rule_static(query, key, value, g, beta, chunk_size: int = 64, initial_state=None,
+                                  output_final_state: bool = False, use_qk_l2norm_in_kernel: bool = False, **kwargs):
+    """transformers' torch_chunk_gated_delta_rule (chunks of 64 tokens: intra-chunk decayed attention, a sequential
+    scan of the (k_dim x v_dim) state over the chunks), the same values written with static shapes: each chunk's unit
+    lower-triangular system (I + N) X = V is solved by its exact inverse, the product of (I + (-N)^(2^j)) for j < 6
+    (N is nilpotent, N^64 = 0: 5 squarings and 6 products of 64x64 matrices), and the chunks' outputs are stacked
+    rather than written into a preallocated tensor. No initial state (a prefill); the final state is not returned."""
+    initial_dtype = query.dtype
+    if initial_state is not None or output_final_state:
+        raise NotImplementedError("prefill only: no initial state, no final state")
+    query, key, value, beta, g = [x.transpose(1, 2).to(torch.float32, memory_format=torch.contiguous_format)
+                                  for x in (query, key, value, beta, g)]
+    if use_qk_l2norm_in_kernel:
+        query = query * torch.rsqrt((query * query).sum(dim=-1, keepdim=True) + 1e-6)
+        key = key * torch.rsqrt((key * key).sum(dim=-1, keepdim=True) + 1e-6)
+    query = query * query.shape[-1] ** -0.5
+    sequence_length = key.shape[2]
+    pad = (chunk_size - sequence_length % chunk_size) % chunk_size
+    if pad:
+        query, key, value = (torch.nn.functional.pad(x, (0, 0, 0, pad)) for x in (query, key, value))
+        beta, g = (torch.nn.functional.pad(x, (0, pad)) for x in (beta, g))
+    num_chunks = (sequence_length + pad) // chunk_size
+    v_beta = value * beta.unsqueeze(-1)
+    k_beta = key * beta.unsqueeze(-1)
+    query, key, k_beta, v_beta = (x.unflatten(2, (num_chunks, chunk_size)) for x in (query, key, k_beta, v_beta))
+    decay = g.unflatten(2, (num_chunks, chunk_size))
+    upper = torch.ones(chunk_size, chunk_size, dtype=torch.bool, device=query.device).triu(1)
+    cum_decay = decay.cumsum(dim=3)
+    pairwise_decay = (cum_decay.unsqueeze(4) - cum_decay.unsqueeze(3)).masked_fill(upper, float("-inf")).exp()
+    ut_system = (k_beta @ key.transpose(-1, -2)) * pairwise_decay
+    intra_chunk_attn = (query @ key.transpose(-1, -2)) * pairwise_decay
+    decayed_k_beta = k_beta * cum_decay.exp().unsqueeze(-1)
+    eye = torch.eye(chunk_size, dtype=ut_system.dtype, device=ut_system.device)
+    power = -ut_system.tril(-1)
+    inverse = eye + power
+    steps = 1
+    while steps * 2 < chunk_size:
+        power = power @ power
+        inverse = inverse @ (eye + power)
+        steps *= 2
+    new_values, k_cumdecay = inverse @ v_beta, inverse @ decayed_k_beta
+    query = query * cum_decay.exp().unsqueeze(-1)
+    key = key * (cum_decay[..., -1:] - cum_decay).exp().unsqueeze(-1)
+    chunk_decay = cum_decay[..., -1].exp()[..., None, None]
+    outs, state = [], None
+    for i in range(num_chunks):
+        if state is None:
+            v_new = new_values[:, :, i]
+            out = intra_chunk_attn[:, :, i] @ v_new
+            state = key[:, :, i].transpose(-1, -2) @ v_new
+        else:
+            v_new = new_values[:, :, i] - k_cumdecay[:, :, i] @ state
+            out = query[:, :, i] @ state + intra_chunk_attn[:, :, i] @ v_new
+            state = state * chunk_decay[:, :, i] + key[:, :, i].transpose(-1, -2) @ v_new
+        outs.append(out)
+    core = torch.stack(outs, dim=2).flatten(2, 3)[:, :, :sequence_length]
+    return core.transpose(1, 2).to(initial_dtype, memory_format=torch.contiguous_format), None
+
+
+chunk_gated_delta_rule_static._zoo = True
+
+
+class FoldingTrunkPairs(nn.Module):
+    """transformers ESMFold's folding trunk (EsmFoldingTrunk: triangular self-attention blocks over a sequence state
+    and a pair state) -> the pair state after its blocks (forward takes the sequence state (batch, residues, 1024),
+    the ESM-2 language model's projected states). The pair state starts as ESMFold's relative-position embedding of
+    the residue indices (0..L-1), every residue valid (no mask: the blocks' triangle updates and attention then use
+    masks of ones, and the sequence attention masks nothing; ESMFold's `mask == False` on a mask tensor has no traced
+    form); one pass through the blocks, unchunked (chunk_size None); the recycling, the structure module and the heads
+    are left out. Its permute_final_dims runs through `permute_final_dims_nonnegative` (the same permutation, written
+    with non-negative dims: the exporter writes negative ones into Transpose, an invalid graph) in eager mode too."""
+
+    def __init__(self, trunk: nn.Module):
+        super().__init__()
+        import transformers.models.esm.modeling_esmfold as esmfold
+
+        esmfold.permute_final_dims = permute_final_dims_nonnegative
+        self.pairwise_positional_embedding = trunk.pairwise_positional_embedding
+        self.blocks = trunk.blocks
+
+    def forward(self, x):
+        residx = torch.cumsum(torch.ones_like(x[..., 0], dtype=torch.long), dim=-1) - 1
+        s, z = x, self.pairwise_positional_embedding(residx)
+        for block in self.blocks:
+            s, z = block(s, z, mask=None, chunk_size=None)
+        return z
+
+
+def permute_final_dims_nonnegative(tensor, inds):
+    """openfold's permute_final_dims (permute the last len(inds) dims by inds) with non-negative dims."""
+    lead = tensor.dim() - len(inds)
+    return tensor.permute(list(range(lead)) + [lead + i for i in inds])
+
+
+class CogVideoXDenoiser(TextConditionedDenoiser):
+    """Diffusers CogVideoXTransformer3DModel -> one denoising step (forward takes the video latent (batch, frames, 16,
+    h, w), frames before channels as CogVideoX has it); 226 T5 token states (text_embed_dim wide) as a fixed buffer.
+    The patch embedding's sin-cos position table (a buffer outside the state dict, which the exporter would write
+    into the graph as a constant) is made a state-dict buffer, so that the weight-free graph leaves it out as well."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__(model, text_tokens=model.config.max_text_seq_length, text_dim=model.config.text_embed_dim)
+        embed = model.patch_embed
+        if getattr(embed, "pos_embedding", None) is not None:
+            table = embed._buffers.pop("pos_embedding")
+            embed.register_buffer("pos_embedding", table, persistent=True)
