@@ -152,7 +152,7 @@ def predict_ops(cal: Calibration, gc, by_name: Mapping, profile: MachineProfile,
             k = (id(nk), id(p), c.kernels, tuple(c.bytes.items()),
                  tuple([(f.precision, f.unit, f.flops) for f in c.flops]), w.bytes_read, w.bytes_written,
                  w.weight_bytes, w.notes, tuple(w.input_bytes.values()), w.gemm, w.gemm_operand_bytes, w.rows,
-                 w.overlaps_producer, w.fused_attention, w.channel_walk, w.attention_tiles, w.attention_causal,
+                 w.overlaps_producer, w.runtime_kernel, w.channel_walk, w.attention_tiles, w.attention_causal,
                  w.thread_loop, tuple(w.flops.items()))
         hit = memo.get(k)
         if hit is None:

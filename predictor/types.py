@@ -138,8 +138,9 @@ class OpWork:
     # the kernels run concurrently with those of the node's producer (cuDNN's stacked RNN layers overlap
     # their time steps across streams): the calibration hides part of their fixed costs
     overlaps_producer: bool = False
-    # the runtime runs the node (and the nodes absorbed into it) as one fused attention kernel (graph/runtime.py)
-    fused_attention: bool = False
+    # the op type of the one kernel the runtime runs for the node and the nodes absorbed into it (graph/runtime.py:
+    # ``Attention`` for fused attention, ``RMSNormalization`` for a decomposed rms_norm); "" where the node's own
+    runtime_kernel: str = ""
     # (thread blocks, bytes each walks) of a kernel that gives each channel (cuDNN's batch-norm training kernels) or
     # each (image, channel) plane (its fp16 inference kernel) a thread block walking all its elements: ceil(blocks /
     # SMs) waves, each costing the class's block_s plus row_s per byte walked

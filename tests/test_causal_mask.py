@@ -48,7 +48,7 @@ def test_shape_built_causal_mask_is_free_and_not_read():
     assert {n.name for n in g.nodes if n.attrs.get(CAUSAL_MASK)} == {"fill", "tri"}
     assert costs["fill"].kernels == 0 and costs["tri"].kernels == 0
     fused = costs["mm2"]
-    assert fused.kernels == 1 and fused.work.fused_attention and fused.work.attention_causal
+    assert fused.kernels == 1 and fused.work.runtime_kernel == "Attention" and fused.work.attention_causal
     # q, k, v at fp16 (3 x 64 elements x 2 bytes), no mask
     assert fused.work.bytes_read == 384 and sum(c.kernels for c in costs.values()) == 1
 

@@ -61,9 +61,9 @@ def base_op(node: Node) -> str:
 
 
 def runtime_op(node: Node, work) -> str:
-    """The op type the runtime's kernel for ``node`` behaves as (class, hidden kernels): ``Attention`` where the
-    runtime fused it into an attention kernel (OpWork.fused_attention), else :func:`base_op`."""
-    return "Attention" if work.fused_attention else base_op(node)
+    """The op type the runtime's kernel for ``node`` behaves as (class, hidden kernels): the kernel the runtime fused
+    it into (OpWork.runtime_kernel: ``Attention``, ``RMSNormalization``), else :func:`base_op`."""
+    return work.runtime_kernel or base_op(node)
 
 
 def member_names(node: Node) -> tuple[str, ...]:

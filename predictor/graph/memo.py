@@ -86,7 +86,7 @@ def with_names(work: OpWork, template: tuple, node: Node) -> OpWork:
         named = dict(zip(map(_name, getter(ins)), values))
     w = work
     return _new_work(w.flops, w.bytes_read, w.bytes_written, w.kernels, w.weight_bytes, w.notes, _proxy(named), w.gemm,
-                  w.gemm_operand_bytes, w.rows, w.overlaps_producer, w.fused_attention, w.channel_walk,
+                  w.gemm_operand_bytes, w.rows, w.overlaps_producer, w.runtime_kernel, w.channel_walk,
                   w.attention_tiles, w.attention_causal, w.thread_loop)
 
 

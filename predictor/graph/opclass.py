@@ -198,7 +198,7 @@ _KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:dep
               "Conv:depthwise_nhwc": "depthwise_nhwc",
               "Conv:grouped": "grouped",
               "Conv:grouped_batched": "grouped", "Conv:grouped_large": "grouped_large",
-              "LayerNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned",
+              "LayerNormalization": "layernorm", "RMSNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned",
               "LSTM:gemv": "rnn_gemv", "GRU:gemv": "rnn_gemv", "RNN:gemv": "rnn_gemv",
               DEPTHWISE_GRAD_OP: "depthwise_grad", "BatchNormalization:training": "norm_train",
               "BatchNormalization:fp32_params": "norm_amp", "BatchNormalization": "batchnorm",

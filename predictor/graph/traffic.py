@@ -315,10 +315,19 @@ class HierarchicalTraffic:
         out = []
         for i, (node, work) in enumerate(seq):
             if work.kernels == 0:
-                src = node.inputs[0].name if node.inputs and node.inputs[0] is not None else None
-                for t in node.outputs:  # views alias their input: keep the producer's residency
-                    if src in produced_at and t.name:
-                        produced_at[t.name] = produced_at[src]
+                # views alias their data input, and a node absorbed into a fused kernel (a bias Add in a GEMM's
+                # epilogue: the TorchScript exporter writes Add(bias, y)) is written with its data input: keep the
+                # residency of its largest input an earlier kernel wrote (not a bias's, not a shape's)
+                at, most = None, -1.0
+                for t in node.inputs:
+                    if t is not None and t.name in produced_at:
+                        n = t.numel if t.numel is not None else 0
+                        if n > most:
+                            at, most = produced_at[t.name], n
+                if at is not None:
+                    for t in node.outputs:
+                        if t.name:
+                            produced_at[t.name] = at
                 out.append(_NO_BYTES)
                 continue
             compulsory = work.bytes_read + work.bytes_written

@@ -26,7 +26,7 @@ from math import prod
 from typing import Mapping, Sequence
 
 from ..graph.registry import STORAGE_VIEWS, op_traits
-from ..graph.runtime import ABSORBED, GROUP_NORM, WELFORD
+from ..graph.runtime import ABSORBED, GROUP_NORM, RMS_NORM, WELFORD
 from ..precision import FLOAT_DTYPES, PrecisionPolicy
 from ..types import Node, OpWork, TensorInfo, frozen_map
 from .registry import lookup
@@ -38,6 +38,7 @@ FUSED_KEYS: Mapping[str, str] = frozen_map({
     "one elementwise kernel in PyTorch": "FusedElementwise",
     WELFORD: "FusedVar",
     GROUP_NORM: "FusedGroupNorm",
+    RMS_NORM: "RMSNormalization",
 })
 BIAS_EPILOGUE_NOTE = "bias add in the GEMM epilogue"
 _TAIL_OPS = frozenset({"Add", "Transpose", "Reshape", "Mul", "Div", "Sqrt"})  # absorbed ops a fused kernel's output

@@ -71,11 +71,11 @@ def test_copies_keep_every_field():
     """with_names and _with_cost build the dataclasses field by field: a field added later must not be lost."""
     w = OpWork(flops=frozen_map({WorkKind.MATMUL: 3.0}), bytes_read=5.0, bytes_written=6.0, kernels=2,
                weight_bytes=1.0, notes=("n",), input_bytes=frozen_map({"a": 5.0}), gemm=(1, 2, 3, 4),
-               gemm_operand_bytes=4.0, rows=7, overlaps_producer=True, fused_attention=True, channel_walk=(3, 9),
+               gemm_operand_bytes=4.0, rows=7, overlaps_producer=True, runtime_kernel="Attention", channel_walk=(3, 9),
                attention_tiles=(8, 197, 64, 197), attention_causal=True, thread_loop=(6, 256))
     assert {f.name for f in dataclasses.fields(OpWork)} == {
         "flops", "bytes_read", "bytes_written", "kernels", "weight_bytes", "notes", "input_bytes", "gemm",
-        "gemm_operand_bytes", "rows", "overlaps_producer", "fused_attention", "channel_walk", "attention_tiles",
+        "gemm_operand_bytes", "rows", "overlaps_producer", "runtime_kernel", "channel_walk", "attention_tiles",
         "attention_causal", "thread_loop"}
     g = _layers(1)
     node = g.nodes[0]

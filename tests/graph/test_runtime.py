@@ -112,12 +112,12 @@ def test_fused_attention_takes_the_attention_class():
     gc = cost_graph(g.nodes, policy("fp16"), 17, graph_inputs=frozenset(t.name for t in g.inputs))
     by = {n.name: n for n in g.nodes}
     fused = next(c for c in gc.costs if c.name == "mm2")
-    assert fused.work.fused_attention and runtime_op(by["mm2"], fused.work) == "Attention"
+    assert fused.work.runtime_kernel == "Attention" and runtime_op(by["mm2"], fused.work) == "Attention"
     assert kernel_class(by["mm2"], "Attention") == "attention"
     plain = cost_graph(g.nodes, policy("fp16"), 17, graph_inputs=frozenset(t.name for t in g.inputs),
                        runtime_patterns=False)
     mm2 = next(c for c in plain.costs if c.name == "mm2")
-    assert not mm2.work.fused_attention and runtime_op(by["mm2"], mm2.work) == "MatMul"
+    assert mm2.work.runtime_kernel == "" and runtime_op(by["mm2"], mm2.work) == "MatMul"
 
 
 def test_sdpa_takes_the_attention_dropout_of_a_training_export():
@@ -127,7 +127,7 @@ def test_sdpa_takes_the_attention_dropout_of_a_training_export():
                          helper.make_node("MatMul", ["pd", "v"], ["o"], name="mm2")]
     inits = {**inits, "ratio": np.array(0.1, np.float32), "train": np.array(True)}
     costs = _cost(nodes, inputs, outputs, inits)
-    assert sum(c.kernels for c in costs.values()) == 1 and costs["mm2"].work.fused_attention
+    assert sum(c.kernels for c in costs.values()) == 1 and costs["mm2"].work.runtime_kernel == "Attention"
     assert costs["drop"].kernels == 0
 
 
@@ -144,7 +144,7 @@ def test_sdpa_with_trilu_mask_is_causal():
     nodes = [helper.make_node("Trilu", ["neg", "one"], ["m"], upper=1, name="tri")]
     inits = {"neg": np.full((4, 4), -1e4, np.float32), "one": np.array(1, np.int64)}
     costs = _cost(*_masked_sdpa(nodes, mask_inits=inits))
-    assert costs["mm2"].work.fused_attention and costs["mm2"].work.attention_causal
+    assert costs["mm2"].work.runtime_kernel == "Attention" and costs["mm2"].work.attention_causal
     assert costs["mm2"].work.attention_tiles == (2, 4, 8, 4)
 
 
@@ -159,12 +159,12 @@ def test_sdpa_with_position_comparison_mask_is_causal():
              "ax0": np.array([0], np.int64), "ax1": np.array([1], np.int64),
              "zero_f": np.array(0.0, np.float32), "neg_f": np.array(-1e4, np.float32)}
     costs = _cost(*_masked_sdpa(nodes, mask_inits=inits))
-    assert costs["mm2"].work.fused_attention and costs["mm2"].work.attention_causal
+    assert costs["mm2"].work.runtime_kernel == "Attention" and costs["mm2"].work.attention_causal
 
 
 def test_sdpa_with_a_padding_mask_is_not_causal():
     costs = _cost(*_masked_sdpa([], mask_inputs=[("m", "float32", [1, 1, 4, 4])]))
-    assert costs["mm2"].work.fused_attention and not costs["mm2"].work.attention_causal
+    assert costs["mm2"].work.runtime_kernel == "Attention" and not costs["mm2"].work.attention_causal
 
 
 def _gelu_tanh_nodes(pow_form: bool = False):
@@ -207,7 +207,7 @@ def test_multi_query_expand_is_a_view_of_sdpa():
              "v_shape": np.array([1, 2, 4, 8], np.int64)}
     inputs = [inputs[0], ("k1", "float32", [1, 1, 8, 4]), ("v1", "float32", [1, 1, 4, 8])]
     costs = _cost(kv + nodes, inputs, outputs, inits)
-    assert costs["mm2"].work.fused_attention and sum(c.kernels for c in costs.values()) == 1
+    assert costs["mm2"].work.runtime_kernel == "Attention" and sum(c.kernels for c in costs.values()) == 1
 
 
 def _packed_qkv_graph(extra_consumer: bool = False):
@@ -274,7 +274,7 @@ def test_packed_projection_split_and_returned_keys_are_views_of_sdpa():
     """The split, the head transposes, the returned keys and the output transpose are views: one kernel runs."""
     nodes, inits, outputs = packed_split_attention()
     costs = _cost(nodes, [("qkv", "float32", [1, 4, 48])], outputs, inits)
-    assert sum(c.kernels for c in costs.values()) == 1 and costs["mm2"].work.fused_attention
+    assert sum(c.kernels for c in costs.values()) == 1 and costs["mm2"].work.runtime_kernel == "Attention"
     for name in ("split", "tq", "tk", "tk_out", "tv", "to"):
         assert costs[name].kernels == 0, name
 
@@ -292,7 +292,7 @@ def test_shapes_the_fused_kernels_refuse_run_the_math_path(kt_shape, v_shape):
     costs = _cost(nodes, inputs, outputs, inits)
     # PyTorch's flash and memory-efficient kernels take 4-D q, k, v of equal batch and heads only
     assert costs["mm1"].kernels == 1 and costs["mm2"].kernels == 1
-    assert not costs["mm2"].work.fused_attention
+    assert costs["mm2"].work.runtime_kernel == ""
     # the math path's _safe_softmax: softmax, isneginf, all() over each row, where: 4 kernels. Scores: 32 elements
     # in 8 rows of 4 at fp16 (64 bytes): softmax reads 64, writes 64; isneginf reads 64, writes 32 flags; all() reads
     # 32, writes 8; where reads 64 + 8, writes 64
@@ -486,3 +486,60 @@ def test_group_norm_without_affine_is_two_kernels():
 def test_an_instance_norm_of_its_own_stays_costed():
     w = _group_norm_graph(direct=True)["inorm"].work
     assert w.kernels == 4 and GROUP_NORM not in w.notes and w.thread_loop is None
+
+
+def _rms_nodes(weight: bool = True, extra_reader: bool = False, pow_square: bool = False):
+    """aten::rms_norm as calibration/networks/export.py writes it, over x [4, 6, 32]."""
+    n = helper.make_node
+    square = n("Pow", ["x", "p2"], ["sq"], name="square") if pow_square else n("Mul", ["x", "x"], ["sq"], name="square")
+    nodes = [square,
+             n("ReduceMean", ["sq"], ["ms"], name="mean", axes=[-1], keepdims=1),
+             n("Add", ["ms", "eps"], ["mse"], name="add_eps"),
+             n("Sqrt", ["mse"], ["r"], name="sqrt"),
+             n("Div", ["x", "r"], ["xn"], name="div")]
+    out = "xn"
+    if weight:
+        nodes.append(n("Mul", ["xn", "w"], ["y"], name="scale"))
+        out = "y"
+    if extra_reader:
+        nodes.append(n("Mul", ["r", "r"], ["r2"], name="rms_use"))
+    inits = {"eps": np.array(1e-6, np.float32), "w": np.ones((32,), np.float32), "p2": np.array(2.0, np.float32)}
+    outputs = [(out, "float32", None)] + ([("r2", "float32", None)] if extra_reader else [])
+    return _cost(nodes, [("x", "float32", [4, 6, 32])], outputs, inits), nodes
+
+
+def test_rms_norm_is_one_layer_norm_kernel_reading_x_once():
+    from predictor.graph.fused import runtime_op
+    from predictor.graph.opclass import kernel_class
+    from predictor.graph.runtime import RMS_NORM
+    costs, nodes = _rms_nodes()
+    assert [k for k, c in costs.items() if c.kernels] == ["div"]
+    w = costs["div"].work
+    # x 4*6*32 = 768 elements and the weight's 32 at fp16 read once; y 768 elements written
+    assert w.bytes_read == (768 + 32) * 2 and w.bytes_written == 768 * 2 and dict(w.input_bytes) == {"x": 1536, "w": 64}
+    assert w.rows == 24 and sum(w.flops.values()) == 4 * 768 and RMS_NORM in w.notes
+    div = load_model_proto(make_model(nodes[4:5], [("x", "float32", [4, 6, 32]), ("r", "float32", [4, 6, 1])],
+                                      [("xn", "float32", None)]), batch=None).nodes[0]
+    assert w.runtime_kernel == "RMSNormalization" and kernel_class(div, runtime_op(div, w)) == "layernorm"
+
+
+def test_rms_norm_without_weight_writes_the_div():
+    costs, _ = _rms_nodes(weight=False)
+    w = costs["div"].work
+    assert [k for k, c in costs.items() if c.kernels] == ["div"]
+    assert w.bytes_read == 768 * 2 and w.bytes_written == 768 * 2 and sum(w.flops.values()) == 3 * 768
+
+
+def test_rms_norm_left_costed_when_read_elsewhere_or_hand_written():
+    for costs, _ in (_rms_nodes(extra_reader=True), _rms_nodes(pow_square=True)):
+        assert all(c.work.runtime_kernel == "" and c.kernels == 1 for c in costs.values())
+
+
+def test_rms_normalization_op_is_a_layer_norm_kernel_per_row():
+    from predictor.graph.opclass import kernel_class
+    nodes = [helper.make_node("RMSNormalization", ["x", "w"], ["y"], name="rms", axis=-1)]
+    g = load_model_proto(make_model(nodes, [("x", "float32", [4, 6, 32])], [("y", "float32", None)],
+                                    {"w": np.ones((32,), np.float32)}, opset=23), batch=None)
+    gc = cost_graph(g.nodes, policy("fp16"), 23, graph_inputs=frozenset(t.name for t in g.inputs))
+    (c,) = gc.costs
+    assert c.work.rows == 24 and sum(c.work.flops.values()) == 4 * 768 and kernel_class(g.nodes[0]) == "layernorm"

@@ -276,3 +276,13 @@ def test_views_cost_nothing():
     c = costs([shape, helper.make_node("Reshape", ["x", "s"], ["y"], name="view")],
               [("x", "float32", (1, 1024))], [("y", "float32", (32, 32))])
     assert c["view"] == {L1: 0.0, L2: 0.0, HBM: 0.0}
+
+
+def test_a_bias_add_in_the_gemm_epilogue_keeps_the_gemm_output_resident():
+    # y = x @ w; z = Add(b, y) as the TorchScript exporter writes it (bias first), absorbed into the GEMM's epilogue;
+    # relu(z) right after: z [64, 64] fp32 (16384 B) was written by the GEMM kernel -> read from L2, HBM = its write
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"),
+             helper.make_node("Add", ["b", "y"], ["z"], name="bias"), relu("z", "r", "act")]
+    inits = {"w": np.ones((64, 64), np.float32), "b": np.ones((64,), np.float32)}
+    c = costs(nodes, [("x", "float32", (64, 64))], [("r", "float32", (64, 64))], inits=inits)
+    assert c["bias"][HBM] == 0 and c["act"][HBM] == 64 * 64 * 4

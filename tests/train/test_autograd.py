@@ -94,3 +94,20 @@ def test_exported_group_norm_is_one_fused_op_with_its_weight_and_bias_gradients(
     assert [t.name for t in gn.node.inputs] == ["h", "w", "b"] and [t.name for t in gn.node.outputs] == ["y2"]
     assert [k.name for k in p.backward if k.name.startswith("gn")] == ["gn::reduce", "gn::params", "gn::apply"]
     assert {"grad::w", "grad::b", "grad::wc"} <= {t.name for k in p.backward for t in k.writes}
+
+
+def test_exported_rms_norm_is_one_fused_op_with_its_weight_gradient():
+    # h = x @ wm; F.rms_norm(h, (16,), w) as exported (square, mean, eps, sqrt, divide, scale); y = relu
+    n = helper.make_node
+    inits = {"wm": rng_w(16, 16), "w": rng_w(16), "eps": np.array(1e-6, np.float32)}
+    nodes = [n("MatMul", ["x", "wm"], ["h"], name="mm"), n("Mul", ["h", "h"], ["sq"], name="square"),
+             n("ReduceMean", ["sq"], ["ms"], name="mean", axes=[-1], keepdims=1),
+             n("Add", ["ms", "eps"], ["mse"], name="add_eps"), n("Sqrt", ["mse"], ["r"], name="sqrt"),
+             n("Div", ["h", "r"], ["hn"], name="rms"), n("Mul", ["hn", "w"], ["y0"], name="scale"),
+             n("Relu", ["y0"], ["y"], name="act")]
+    p = plan(graph_of(nodes, [("x", "float32", [4, 8, 16])], [("y", "float32", None)], inits))
+    rms = next(op for op in p.autograd.ops if op.name == "rms")
+    assert rms.key[1] == "RMSNormalization"
+    assert [t.name for t in rms.node.inputs] == ["h", "w"] and [t.name for t in rms.node.outputs] == ["y0"]
+    assert [k.name for k in p.backward if k.name.startswith("rms")] == ["rms::apply", "rms::reduce"]
+    assert {"grad::w", "grad::wm"} <= {t.name for k in p.backward for t in k.writes}

@@ -24,8 +24,9 @@ Kernels and bytes (PyTorch eager):
   scheduling, :func:`transform_grid`), cuDNN's plane walk under autocast (class ``norm_amp``).
 * LayerNormalization: ``vectorized_layer_norm_kernel``, 1 kernel, compulsory bytes, one thread block per row
   (``rows``: the calibration's per-row cost; 100352 rows of 96 take ~8x their bytes' time on the H200).
-* RMSNormalization: 1 kernel (PyTorch's fused rms_norm). NB: older PyTorch composes it from ~6
-  elementwise/reduction kernels.
+* RMSNormalization: 1 kernel (PyTorch's fused rms_norm: layer norm's kernel with rms = true, a thread block per
+  row; class ``layernorm``). NB: older PyTorch composes it from ~6 elementwise/reduction kernels; the exporter's
+  decomposition of aten::rms_norm is folded back into this kernel by graph/runtime.py.
 * GroupNormalization: ``native_group_norm``: row moments, fused parameters, apply: 3 kernels; X is
   read twice (moments pass and apply pass); the moments kernel is a loop per thread over its (image, group) row
   (``thread_loop``: :func:`group_norm_loop`). The TorchScript exporter writes F.group_norm as Reshape ->
@@ -50,7 +51,7 @@ from ...types import OpWork
 from ..context import OpContext
 from ..opclass import bn_fp32_params
 from ._common import (
-    attr, input_reads, inputs_bytes, out_elem_bytes, prod, register, with_input_reads, work_plan,
+    attr, input_reads, inputs_bytes, norm_axis, out_elem_bytes, prod, register, with_input_reads, work_plan,
 )
 from .reduction import REDUCE_THREADS_PER_SM
 
@@ -133,8 +134,11 @@ def layer_norm(ctx: OpContext) -> OpWork:
 
 @register("RMSNormalization", cls="norm")
 def rms_norm(ctx: OpContext) -> OpWork:
-    """RMSNormalization (opset 23): 4 FLOPs per element, 1 kernel, compulsory bytes."""
-    return ctx.work(vector_flops=RMSNORM_FLOPS * ctx.in_numel(0))
+    """RMSNormalization (opset 23): 4 FLOPs per element, 1 kernel, compulsory bytes; ``rows`` as
+    LayerNormalization's (PyTorch's rms_norm is vectorized_layer_norm_kernel with rms = true: a block per row)."""
+    shape = ctx.in_shape(0)
+    axis = norm_axis(int(attr(ctx, "axis", -1)), len(shape))
+    return ctx.work(vector_flops=RMSNORM_FLOPS * ctx.in_numel(0), rows=prod(shape[:max(0, min(axis, len(shape)))]))
 
 
 # PyTorch's launch of RowwiseMomentsCUDAKernel (aten/src/ATen/native/cuda/group_norm_kernel.cu): a block of
