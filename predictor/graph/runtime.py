@@ -536,8 +536,8 @@ def _rms_norm(ix: _Index, div: Node):
     if mean is None or mean.op_type != "ReduceMean" or not _sole_reader(ix, mean, add):
         return None
     sq = ix.prod(mean, 0)
-    if sq is None or sq.op_type != "Mul" or len(sq.inputs) != 2 or any(t is None or t.name != x.name for t in sq.inputs) \
-            or not _sole_reader(ix, sq, mean):
+    if sq is None or sq.op_type != "Mul" or len(sq.inputs) != 2 \
+            or any(t is None or t.name != x.name for t in sq.inputs) or not _sole_reader(ix, sq, mean):
         return None
     xs, ms = tuple(x.shape), _shape_of(mean, out=True)
     if ms is None or len(ms) != len(xs):
@@ -563,7 +563,8 @@ def _rms_norm(ix: _Index, div: Node):
     numel = prod(xs)
     flops = float((RMSNORM_FLOPS if tail else RMSNORM_FLOPS - 1) * numel)
     fused = replace(wd, flops=frozen_map({WorkKind.VECTOR: flops}),
-                    bytes_read=x_b + sum(params.values()), bytes_written=ix.work[(tail or [div])[-1].name].bytes_written,
+                    bytes_read=x_b + sum(params.values()),
+                    bytes_written=ix.work[(tail or [div])[-1].name].bytes_written,
                     kernels=1, input_bytes=frozen_map({x.name: x_b, **params}), weight_bytes=sum(params.values()),
                     rows=numel // max(width, 1), runtime_kernel="RMSNormalization", notes=wd.notes + (RMS_NORM,))
     return [(n.name, _absorbed(ix.work[n.name])) for n in group + tail] + [(div.name, fused)]
