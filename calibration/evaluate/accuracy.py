@@ -103,15 +103,17 @@ def summarise(rows: list[dict], key: str = "error") -> dict:
             "worst_case": f"{worst['network']} {worst['precision']} b{worst['batch']}"}
 
 
-def tables(rows: list[dict]) -> dict:
-    out: dict = {}
-    for split in SPLITS:
-        sel = [r for r in rows if r["split"] == split]
-        out[split] = {"all": summarise(sel), "eager": summarise(sel, "eager_error")}
-        for p in ("fp32", "tf32", "fp16", "bf16"):
-            for b in (1, 32):
-                out[split][f"{p} b{b}"] = summarise([r for r in sel if r["precision"] == p and r["batch"] == b])
+def split_summary(sel: list[dict]) -> dict:
+    """All cases, eager time, and each (precision, batch 1 / 32) of one split's rows."""
+    out = {"all": summarise(sel), "eager": summarise(sel, "eager_error")}
+    for p in ("fp32", "tf32", "fp16", "bf16"):
+        for b in (1, 32):
+            out[f"{p} b{b}"] = summarise([r for r in sel if r["precision"] == p and r["batch"] == b])
     return out
+
+
+def tables(rows: list[dict]) -> dict:
+    return {split: split_summary([r for r in rows if r["split"] == split]) for split in SPLITS}
 
 
 def amp_tables(rows: list[dict]) -> dict:
