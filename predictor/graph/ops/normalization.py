@@ -125,20 +125,21 @@ def layer_norm(ctx: OpContext) -> OpWork:
     """8 FLOPs per element (7 without bias), 1 kernel, compulsory bytes; ``rows`` = the product of the
     dimensions before ``axis`` (PyTorch launches a thread block per row)."""
     per = LAYERNORM_FLOPS if ctx.has_input(2) else LAYERNORM_FLOPS - 1
-    shape = ctx.in_shape(0)
-    axis = int(attr(ctx, "axis", -1))
-    axis = axis + len(shape) if axis < 0 else axis
-    rows = prod(shape[:max(0, min(axis, len(shape)))])
-    return ctx.work(vector_flops=per * ctx.in_numel(0), rows=rows)
+    return ctx.work(vector_flops=per * ctx.in_numel(0), rows=_rows(ctx))
 
 
 @register("RMSNormalization", cls="norm")
 def rms_norm(ctx: OpContext) -> OpWork:
     """RMSNormalization (opset 23): 4 FLOPs per element, 1 kernel, compulsory bytes; ``rows`` as
     LayerNormalization's (PyTorch's rms_norm is vectorized_layer_norm_kernel with rms = true: a block per row)."""
+    return ctx.work(vector_flops=RMSNORM_FLOPS * ctx.in_numel(0), rows=_rows(ctx))
+
+
+def _rows(ctx: OpContext) -> int:
+    """Rows of a norm over the axes from ``axis`` on: the product of the dimensions before it."""
     shape = ctx.in_shape(0)
     axis = norm_axis(int(attr(ctx, "axis", -1)), len(shape))
-    return ctx.work(vector_flops=RMSNORM_FLOPS * ctx.in_numel(0), rows=prod(shape[:max(0, min(axis, len(shape)))]))
+    return prod(shape[:max(0, min(axis, len(shape)))])
 
 
 # PyTorch's launch of RowwiseMomentsCUDAKernel (aten/src/ATen/native/cuda/group_norm_kernel.cu): a block of
