@@ -877,3 +877,57 @@ class CogVideoXDenoiser(TextConditionedDenoiser):
         if getattr(embed, "pos_embedding", None) is not None:
             table = embed._buffers.pop("pos_embedding")
             embed.register_buffer("pos_embedding", table, persistent=True)
+
+
+class AcousticLatentDecode(nn.Module):
+    """Hugging Face VibeVoice acoustic tokenizer (a sigma-VAE of causal 1-D ConvNeXt stages) -> the decoded waveform of
+    a latent sequence (forward takes the latents (batch, frames, latent channels), as VibeVoice's diffusion head makes
+    them); only the decoder is kept (the encoder is dropped, never run), the same program as the model's decode."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.decoder = model.decoder
+
+    def forward(self, x):
+        return self.decoder(x.permute(0, 2, 1)).audio
+
+
+class ImagePairMatches(nn.Module):
+    """Hugging Face dense keypoint matcher (EfficientLoFTR) on a pair of grey images stacked on dim 1 (batch, 2, 1, H,
+    W) -> the refined keypoints of every coarse cell in both images and their matching scores, flattened and joined.
+    The model's own matching is static-shape (mutual-nearest scores of every coarse cell, -1 where no match), so the
+    whole forward runs: coarse-to-fine matching included."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        out = self.model(pixel_values=x)
+        return torch.cat([out.keypoints.flatten(1), out.matching_scores.flatten(1)], dim=1)
+
+
+class CrossDomainMoELastHidden(nn.Module):
+    """Hugging Face Doge decoder with its cross-domain mixture of experts (DogeCDMoE: a shared SwiGLU expert plus
+    product-key retrieval of single-neuron experts) -> last_hidden_state (forward takes input_ids). transformers'
+    DogeCDMoE returns (hidden_states, router_logits) but its decoder layer adds the tuple to the residual as if it
+    were a tensor (an error in eager mode): each CDMoE's forward is wrapped to return its hidden states alone, the same
+    values, in eager mode and in the graph alike (the router logits only feed the training loss)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        for layer in model.layers:
+            if type(layer.mlp).__name__ == "DogeCDMoE":
+                layer.mlp.forward = _first_output(layer.mlp.forward)
+        self.model = model
+
+    def forward(self, input_ids):
+        return self.model(input_ids=input_ids, use_cache=False).last_hidden_state
+
+
+def _first_output(forward):
+    def first(*args, **kwargs):
+        out = forward(*args, **kwargs)
+        return out[0] if isinstance(out, tuple) else out
+
+    return first

@@ -198,3 +198,26 @@ def test_every_spent_blind_network_has_one_committed_export(split):
     paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in nets}
     assert all(p is not None for p in paths.values())
     assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == dynamo
+
+
+BLIND19 = sorted(["doge_cdmoe_4l", "vibevoice_acoustic_dec", "efficientloftr_480x640", "lw_detr_small"])
+
+
+def test_the_nineteenth_blind_set_is_its_own_split_of_new_families():
+    """Chosen before any measurement: 4 families apart from every other network; not read by any fit."""
+    from calibration.fit.fit import training_cases  # noqa: F401 (the fit's split filter: train only)
+
+    assert "blind19" in zoo.SPLITS and sorted(zoo.names("blind19", include_extra=True)) == BLIND19
+    assert not set(BLIND19) & set(zoo.names())
+    fams = {zoo.NETWORKS[n].arch_family for n in BLIND19}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.name not in BLIND19}
+    assert len(fams) == 4 and not fams & others
+
+
+def test_every_blind19_network_has_a_committed_export():
+    """TorchScript, all four."""
+    from calibration.fit.dataset import onnx_export
+
+    paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in BLIND19}
+    assert all(p is not None for p in paths.values())
+    assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == set()
