@@ -18,6 +18,7 @@ from .opinfo import op_info
 from .precision import MIXED, PrecisionPolicy
 from .causal_mask import mark_causal_masks
 from .layout_views import mark_layout_views
+from .strided_norms import mark_strided_norms
 from .slice_assign import mark_slice_assignments
 from .precision import policy as get_policy
 from .types import DEFAULT_OPSET, NetworkPrediction, OpPrediction, PredictorError, frozen_map
@@ -54,8 +55,9 @@ def resolve_passes(optimize: tuple[str, ...] | str) -> tuple[str, ...]:
 def prepare_graph(graph: Graph, pol: PrecisionPolicy, optimize: tuple[str, ...] | str = ()) -> PreparedGraph:
     """The one rewrite of a loaded graph that inference (predict_graph) and a training step (predictor/train) cost."""
     passes = resolve_passes(optimize)
-    # the exporter's slice-assignment ScatterNDs, channels-last permutes and causal masks, as PyTorch runs them
-    graph = mark_causal_masks(mark_layout_views(mark_slice_assignments(graph)))
+    # the exporter's slice-assignment ScatterNDs, channels-last permutes, strided views copied by layer norms and
+    # causal masks, as PyTorch runs them
+    graph = mark_causal_masks(mark_strided_norms(mark_layout_views(mark_slice_assignments(graph))))
     node_pol: Mapping = {}
     mixed_precision = pol.name in MIXED
     if mixed_precision:  # torch.autocast: per-node precision and the casts it launches

@@ -887,10 +887,13 @@ def _hidden_list(entry) -> list[dict]:
 CLASS_NOTES = {
     "layernorm": "layer norms and RMS norms (PyTorch's vectorized_layer_norm_kernel, rms = true for the latter: ONNX "
                  "RMSNormalization and the exporter's rms_norm decomposition, graph/runtime.py): row_s is the cost of "
-                 "one row per SM (a thread block each), eff_memory the bytes' rate; at 16-bit eff_memory (0.36) sits "
-                 "below the class's own layer_norm_rows microbenchmarks, on which the fit runs +40..+70% slow for rows "
-                 "of 256+ elements (their rows' cost and bytes add up: 100,352 rows of 1,024 at fp16 take 229 us, 107 us "
-                 "of rows and 122 us of bytes): the network samples hold it down",
+                 "one row per SM (a thread block each), eff_memory the bytes' rate, and the two add up; a norm whose "
+                 "input is a strided view (predictor/strided_norms.py) pays its .contiguous() copy as the hidden "
+                 "kernels of LayerNormalization:strided, not in these parameters (before, those copies in the norms' "
+                 "module scopes held the 16-bit eff_memory at 0.36). At fp32 eff_memory sits at its upper bound 1.0: "
+                 "on the layer_norm_rows microbenchmarks 100,352 rows take 151 us at 64 elements and 303 us at 1,024, "
+                 "152 us for 770 MB more (5.1 TB/s, above the HBM ceiling): rows and bytes overlap there, which the "
+                 "sum does not express",
     "attention": "row_s is the cost of one query block (B x H x query tiles, timing/features.attention_blocks: the "
                  "queries' load, the key pipeline's ramp, the output's normalisation and store), eff_compute the key "
                  "loop's rate against the ERT GEMM ceiling (the softmax's FLOPs at the CUDA-core one); no fitted call "

@@ -20,6 +20,10 @@ STRIDED_GATHER = "strided_gather"
 SOURCE_VIEW = "source_view"
 # Node.attrs mark set by predictor/layout_views.py: a permute PyTorch runs as a view of channels-last memory (no kernel)
 LAYOUT_VIEW = "layout_view"
+# Node.attrs marks set by predictor/strided_norms.py: a permute or slice PyTorch keeps as a strided view (no kernel), and
+# a layer norm whose input is such a view (it copies it first: LayerNormalization:strided's hidden kernels)
+STRIDED_VIEW = "strided_view"
+STRIDED_INPUT = "strided_input"
 # Node.attrs mark set by predictor/causal_mask.py: builds a causal mask that fused attention applies itself (no kernel)
 CAUSAL_MASK = "causal_mask"
 

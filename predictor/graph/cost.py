@@ -14,7 +14,7 @@ from typing import Mapping, Protocol, Sequence
 from ..precision import PrecisionPolicy
 from ..frozen import frozen_dataclass
 from ..types import DEFAULT_OPSET, FlopCount, MemLevel, Node, OpCost, OpWork, Unit, frozen_map, set_total_flops
-from .context import CAUSAL_MASK, INDEX_GRID, LAYOUT_VIEW, SOURCE_VIEW, OpContext, ShapeUnknown
+from .context import CAUSAL_MASK, INDEX_GRID, LAYOUT_VIEW, SOURCE_VIEW, STRIDED_VIEW, OpContext, ShapeUnknown
 from .memo import node_key, with_names, work_template
 from . import runtime
 from .registry import lookup
@@ -62,6 +62,8 @@ def node_work(node: Node, policy: PrecisionPolicy, opset: int = DEFAULT_OPSET) -
         return INDEX_GRID_WORK
     if node.attrs.get(LAYOUT_VIEW):  # a permute of channels-last memory (predictor/layout_views.py)
         return LAYOUT_VIEW_WORK
+    if node.attrs.get(STRIDED_VIEW):  # a permute or slice the layer norms reading it copy (predictor/strided_norms.py)
+        return STRIDED_VIEW_WORK
     if node.attrs.get(SOURCE_VIEW):  # a view a slice assignment copies from (predictor/slice_assign.py)
         return SOURCE_VIEW_WORK
     if node.attrs.get(CAUSAL_MASK):  # builds a mask fused attention applies itself (predictor/causal_mask.py)
@@ -76,6 +78,8 @@ INDEX_GRID_WORK = OpWork(flops=frozen_map(), bytes_read=0.0, bytes_written=0.0, 
                         notes=("index grid of a slice assignment: PyTorch builds none",))
 LAYOUT_VIEW_WORK = OpWork(flops=frozen_map(), bytes_read=0.0, bytes_written=0.0, kernels=0,
                           notes=("permute of channels-last memory: a view",))
+STRIDED_VIEW_WORK = OpWork(flops=frozen_map(), bytes_read=0.0, bytes_written=0.0, kernels=0,
+                           notes=("a strided view: the layer norms reading it copy it (their hidden kernels)",))
 SOURCE_VIEW_WORK = OpWork(flops=frozen_map(), bytes_read=0.0, bytes_written=0.0, kernels=0,
                           notes=("a view a slice assignment's copy reads in place",))
 CAUSAL_MASK_WORK = OpWork(flops=frozen_map(), bytes_read=0.0, bytes_written=0.0, kernels=0,

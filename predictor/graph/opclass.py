@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..precision import FLOAT_DTYPES
 from .fused import FUSED_ELEMENTWISE, FUSED_NORM, FUSED_SOFTMAX, LAYOUT, NHWC
+from .context import STRIDED_INPUT
 from .registry import OP_CLASSES, op_traits
 
 # op classes: each op type declares its own where its formula is registered (graph/registry.OpTraits.cls)
@@ -70,7 +71,9 @@ def hidden_key(node, op: str | None = None) -> str:
       kernels, OpWork.channel_walk; at bf16 PyTorch's native path; fitted on the training networks' autocast
       kernel tables by calibration/fit/amp_fit.py);
     * a training step's batch-norm backward kernel (BN_BACKWARD_ATTR): ``BatchNormalization:backward`` (class
-      ``norm``); any other BatchNormalization is inference on a model of one dtype (class ``batchnorm``).
+      ``norm``); any other BatchNormalization is inference on a model of one dtype (class ``batchnorm``);
+    * a layer norm reading a strided view (STRIDED_INPUT, predictor/strided_norms.py): ``LayerNormalization:strided``
+      (its ``.contiguous()`` copy).
     ``op`` overrides the node's op type (a fused node's base op). A key with no fitted entry falls back to
     the op type."""
     op = op or node.op_type
@@ -104,6 +107,8 @@ def hidden_key(node, op: str | None = None) -> str:
         return "BatchNormalization:fp32_params"
     if op == "BatchNormalization" and node.attrs.get(BN_BACKWARD_ATTR):
         return "BatchNormalization:backward"
+    if op == "LayerNormalization" and node.attrs.get(STRIDED_INPUT):
+        return "LayerNormalization:strided"
     return op
 
 

@@ -12,6 +12,8 @@ these exceptions and overrides:
   views and the consumer then reads strided memory), Transpose (``permute`` is a view; the copy
   happens in the consumer's ``.contiguous()``/``reshape``, which is a free Reshape here, so the pair
   totals one copy either way), Expand (a stride-0 view in PyTorch; the ONNX op materialises it).
+  A permute or slice whose strided view reaches layer norms (through residual adds and views) and needs no
+  other copy is a view, and each of those norms copies it (predictor/strided_norms.py: STRIDED_VIEW).
   NB: consumers that take strided operands directly (cuBLAS transposes) make these copies disappear in
   eager; the views around fused attention (split q/k/v, head transposes) are removed by the runtime's
   ``sdpa`` pattern, and a Slice or Split read only by elementwise kernels by its ``slice_views`` pattern
