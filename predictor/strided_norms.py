@@ -8,26 +8,30 @@ non-leading axis (gMLP's ``chunk(2, -1)``) that a layer norm reads is copied by 
 tables (direct_copy kernels inside aten::layer_norm): Whisper-tiny's encoder 9 per forward, 15% of its fp16 batch-32
 time, where the graph has one Transpose; SAM's ViT-B 24; gMLP-S/16 30 (its gates' slices).
 
-The graph has one Transpose (or Slice) node, costed one copy kernel. This pass marks it STRIDED_VIEW (no kernel,
-graph/cost.py) and each layer norm its view reaches STRIDED_INPUT: such a norm's hidden kernels are those of
+The pass follows PyTorch's strides from each layer norm's input back up the graph (propagate_strides, over the nodes
+upstream of a norm only): permutes (not a sequence-first swap, perm[0] != 0, which nn.MultiheadAttention's fast path
+never runs, nor tokens reshaped to (B, H, W, C) and permuted to NCHW, where the measured models call
+``.contiguous()`` before a convolution), slices and splits of a non-leading axis, ``select`` (a Gather of one scalar
+index), aliases, reshapes PyTorch takes as views of those strides (ATen's ``computeStride``), elementwise kernels (their
+output in their first full-shape operand's memory order), and convolutions, batch norms, pools and pads that keep an
+NHWC input's layout. A layer norm whose input is strided is marked STRIDED_INPUT: its hidden kernels are those of
 ``LayerNormalization:strided`` (graph/opclass.hidden_key), which the calibration learns from those norms' module
-scopes as it learns every hidden kernel (calibration/fit/fit.py).
+scopes as it learns every hidden kernel (calibration/fit/fit.py). The graph's Transpose (or Slice), costed one copy
+kernel, is marked STRIDED_VIEW (no kernel, graph/cost.py) where its view reaches such a norm and is read by nothing
+else that needs it copied (only norms, elementwise kernels, further views, shape reads, graph outputs); a GEMM, a
+convolution, a softmax or a reshape that must copy among its readers leaves its one copy standing for theirs.
+Agreement with the kernel tables: ``python -m calibration.evaluate.strided_norm_copies``.
 
-A permuted view is followed through elementwise kernels of which it is the first operand of the output's shape
-(their output keeps its strides), aliases (Identity, Dropout), reshapes PyTorch takes as views of those strides
-(``computeStride``) and further permutes (a permute back to contiguous order is a view of contiguous memory and ends
-the path). The pass applies only where every path ends at a layer norm, such a view, an elementwise kernel that reads
-it as a later operand (its output is contiguous), a shape read or a graph output, and a layer norm is reached; any
-other reader (a GEMM, a convolution, a softmax, a reshape that must copy) leaves the graph's one copy as it is.
-Ignores: the slower strided reads of the elementwise kernels on the way; a slice's own strides beyond "not
-contiguous" (its readers are norms and elementwise kernels only).
+Ignores: ``.contiguous()`` calls (not in the graph: Speech2Text's subsampler makes its permute contiguous, and its
+norms copy nothing); the slower strided reads of the elementwise kernels on the way; other kernels that copy a
+strided input (softmax, matmul's reshapes), for which the graph's Transposes stand.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import replace
 
-from .graph.context import LAYOUT_VIEW, STRIDED_INPUT, STRIDED_VIEW
+from .graph.context import STRIDED_INPUT, STRIDED_VIEW
 from .graph.links import SHAPE_READERS, links
 from .graph.loader import Graph
 from .graph.registry import op_traits

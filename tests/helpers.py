@@ -51,3 +51,13 @@ def one_node(op_type: str, inputs: Sequence[TensorSpec], outputs: Sequence[Tenso
     work = node_work(n, pol, opset)
     assert work is not None, f"no formula for {op_type}"
     return to_cost(n, work, pol)
+
+
+def prepared_costs(g: Graph, precision: str = "fp16") -> tuple[dict, dict]:
+    """(nodes by name, costs by name) of ``g`` after predict's graph passes (prepare_graph), costed at ``precision``."""
+    from predictor.graph.cost import cost_graph
+    from predictor.predict import prepare_graph
+
+    prepared = prepare_graph(g, policy(precision))
+    gc = cost_graph(prepared.graph.nodes, policy(precision), 17, graph_inputs=prepared.graph.input_names)
+    return {n.name: n for n in prepared.graph.nodes}, {c.name: c for c in gc.costs}

@@ -3,13 +3,10 @@ import numpy as np
 from onnx import helper
 
 from predictor.graph.context import LAYOUT_VIEW
-from predictor.graph.cost import cost_graph
 from predictor.graph.fused import channels_last
 from predictor.graph.loader import load_model_proto
 from predictor.graph.opclass import hidden_key
-from predictor.precision import policy
-from predictor.predict import prepare_graph
-from tests.helpers import make_model
+from tests.helpers import make_model, prepared_costs
 
 
 def _block(after_back="Mul"):
@@ -31,14 +28,8 @@ def _block(after_back="Mul"):
     return load_model_proto(model, batch=None)
 
 
-def _costs(g):
-    prepared = prepare_graph(g, policy("fp16"))
-    gc = cost_graph(prepared.graph.nodes, policy("fp16"), 17, graph_inputs=prepared.graph.input_names)
-    return {n.name: n for n in prepared.graph.nodes}, {c.name: c for c in gc.costs}
-
-
 def test_permute_back_into_a_residual_and_a_convolution_is_a_view():
-    nodes, costs = _costs(_block())
+    nodes, costs = prepared_costs(_block())
     assert nodes["to_nchw"].attrs.get(LAYOUT_VIEW) and costs["to_nchw"].kernels == 0
     assert channels_last(nodes["dw2"]) and hidden_key(nodes["dw2"]) == "Conv:depthwise_nhwc"
     # the first convolution reads the contiguous network input: NCHW, and its permute to NHWC copies
@@ -48,6 +39,6 @@ def test_permute_back_into_a_residual_and_a_convolution_is_a_view():
 
 
 def test_permute_into_an_op_that_needs_contiguous_memory_stays_a_copy():
-    nodes, costs = _costs(_block(after_back="Flatten"))
+    nodes, costs = prepared_costs(_block(after_back="Flatten"))
     assert not any(n.attrs.get(LAYOUT_VIEW) for n in nodes.values())
     assert costs["to_nchw"].kernels == 1

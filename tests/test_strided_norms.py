@@ -3,13 +3,10 @@ import numpy as np
 from onnx import helper
 
 from predictor.graph.context import STRIDED_INPUT, STRIDED_VIEW
-from predictor.graph.cost import cost_graph
 from predictor.graph.loader import load_model_proto
 from predictor.graph.opclass import hidden_key
-from predictor.precision import policy
-from predictor.predict import prepare_graph
 from predictor.strided_norms import contiguous_strides, dense_like, is_contiguous, view_strides
-from tests.helpers import make_model
+from tests.helpers import make_model, prepared_costs
 
 D, T = 8, 6
 
@@ -49,14 +46,8 @@ def _gated(reader: str = "LayerNormalization"):
                             batch=None)
 
 
-def _prepared(g):
-    prepared = prepare_graph(g, policy("fp16"))
-    gc = cost_graph(prepared.graph.nodes, policy("fp16"), 17, graph_inputs=prepared.graph.input_names)
-    return {n.name: n for n in prepared.graph.nodes}, {c.name: c for c in gc.costs}
-
-
 def test_a_permuted_residual_stream_is_copied_by_every_layer_norm():
-    nodes, costs = _prepared(_speech_encoder())
+    nodes, costs = prepared_costs(_speech_encoder())
     assert nodes["permute"].attrs.get(STRIDED_VIEW) and costs["permute"].kernels == 0
     for ln in ("ln0", "ln1", "ln_final"):  # the residual adds keep their first operand's (permuted) strides
         assert nodes[ln].attrs.get(STRIDED_INPUT)
@@ -65,20 +56,20 @@ def test_a_permuted_residual_stream_is_copied_by_every_layer_norm():
 
 
 def test_a_permuted_stream_read_by_a_gemm_keeps_its_copy():
-    nodes, costs = _prepared(_speech_encoder(contiguous_reader="MatMul"))
+    nodes, costs = prepared_costs(_speech_encoder(contiguous_reader="MatMul"))
     assert not nodes["permute"].attrs.get(STRIDED_VIEW) and costs["permute"].kernels == 1
     assert all(nodes[ln].attrs.get(STRIDED_INPUT) for ln in ("ln0", "ln1", "ln_final"))
 
 
 def test_a_last_axis_chunk_read_by_a_layer_norm_is_a_view_it_copies():
-    nodes, costs = _prepared(_gated())
+    nodes, costs = prepared_costs(_gated())
     assert nodes["chunk"].attrs.get(STRIDED_VIEW) and costs["chunk"].kernels == 0
     assert nodes["ln"].attrs.get(STRIDED_INPUT)
     assert not nodes["gate"].attrs.get(STRIDED_INPUT)
 
 
 def test_a_chunk_read_by_a_gemm_is_left_alone():
-    nodes, costs = _prepared(_gated(reader="MatMul"))
+    nodes, costs = prepared_costs(_gated(reader="MatMul"))
     assert not any(n.attrs.get(STRIDED_VIEW) or n.attrs.get(STRIDED_INPUT) for n in nodes.values())
 
 
@@ -100,7 +91,7 @@ def test_a_selected_head_of_a_fused_projection_is_a_strided_view():
     inits = {"i": np.array(0, np.int64), "g": np.ones(D, np.float32), "b": np.zeros(D, np.float32)}
     g = load_model_proto(make_model(nodes, [("x", "float32", [2, T, 3, D])], [("y", "float32", None)], inits),
                          batch=None)
-    assert _prepared(g)[0]["ln"].attrs.get(STRIDED_INPUT)
+    assert prepared_costs(g)[0]["ln"].attrs.get(STRIDED_INPUT)
 
 
 def _patch_merge(source: str):
@@ -124,9 +115,9 @@ def _patch_merge(source: str):
 
 
 def test_tokens_made_an_image_are_copied_before_the_convolution():
-    assert _prepared(_patch_merge("Reshape"))[0]["ln"].attrs.get(STRIDED_INPUT)
+    assert prepared_costs(_patch_merge("Reshape"))[0]["ln"].attrs.get(STRIDED_INPUT)
 
 
 def test_a_layer_norms_permute_back_feeds_an_nhwc_convolution():
-    nodes = _prepared(_patch_merge("LayerNormalization"))[0]
+    nodes = prepared_costs(_patch_merge("LayerNormalization"))[0]
     assert not nodes["ln"].attrs.get(STRIDED_INPUT) and not nodes["to_tokens"].attrs.get(STRIDED_VIEW)
