@@ -48,6 +48,7 @@ Shape = tuple[int, ...]
 
 
 def contiguous_strides(shape: Shape) -> Shape:
+    """Row-major strides of ``shape``, in elements."""
     out, acc = [], 1
     for d in reversed(shape):
         out.append(acc)
