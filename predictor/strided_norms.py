@@ -35,6 +35,8 @@ from .graph.context import STRIDED_INPUT, STRIDED_VIEW
 from .graph.links import SHAPE_READERS, links
 from .graph.loader import Graph
 from .graph.registry import op_traits
+from .graph.runtime import tensor_iterator
+from .graph.shapes import row_major_strides as contiguous_strides
 from .precision import FLOAT_DTYPES
 from .types import Node, with_attrs
 
@@ -42,18 +44,8 @@ NORMS = frozenset({"LayerNormalization"})
 TO_NCHW = (0, 3, 1, 2)
 _SOURCES = frozenset({"Transpose", "Slice", "Split", "Gather"})  # the views that start a strided layout
 _ALIASES = frozenset({"alias", "dropout"})
-_READS_STRIDED = frozenset({"Cast"})  # kernels of other classes that take a strided operand as it is (TensorIterator)
 
 Shape = tuple[int, ...]
-
-
-def contiguous_strides(shape: Shape) -> Shape:
-    """Row-major strides of ``shape``, in elements."""
-    out, acc = [], 1
-    for d in reversed(shape):
-        out.append(acc)
-        acc *= d
-    return tuple(reversed(out))
 
 
 def is_contiguous(shape: Shape, strides: Shape) -> bool:
@@ -102,11 +94,6 @@ def _shape(t) -> Shape | None:
         else None
 
 
-def _elementwise(node: Node) -> bool:
-    t = op_traits(node.op_type)
-    return (t.cls == "elementwise" and t.view is None) or node.op_type in _READS_STRIDED
-
-
 def dense_like(shape: Shape, strides: Shape) -> Shape:
     """Dense strides for ``shape`` in the memory order of ``strides`` (outermost = largest stride; ties keep their
     logical order; a size-1 dim's place changes no other stride): what TensorIterator gives a new output."""
@@ -141,10 +128,10 @@ def _upstream_of_norms(nodes) -> list:
         if p is None or id(p) in keep:
             continue
         op = p.op_type
-        if not (op in _SOURCES or op in _CHANNELS_LAST or _elementwise(p) or op_traits(op).view is not None):
+        if not (op in _SOURCES or op in _CHANNELS_LAST or tensor_iterator(p) or op_traits(op).view is not None):
             continue
         keep.add(id(p))
-        if _elementwise(p):
+        if tensor_iterator(p):
             todo.extend(t.name for t in p.inputs if t is not None)
         elif p.inputs and p.inputs[0] is not None:
             todo.append(p.inputs[0].name)
@@ -160,7 +147,7 @@ def _step(n: Node, strides: dict, reshaped: set) -> dict[str, Shape] | None:
     if n.outputs[0].dtype not in FLOAT_DTYPES:  # shape arithmetic, indices
         return {}
     kind = op_traits(op).view
-    elementwise = _elementwise(n)
+    elementwise = tensor_iterator(n)
     if not (elementwise or kind is not None or op in _SOURCES or op in _CHANNELS_LAST):
         return {}  # a GEMM, a norm, a softmax...: a contiguous output
     out_shp = _shape(n.outputs[0])
@@ -277,9 +264,9 @@ def _closure(start: Node, strides: dict, consumers: dict, norms: set[int], resha
                 reached = True
                 continue
             kind = op_traits(c.op_type).view
-            if not (_elementwise(c) or kind in _ALIASES or kind == "reshape" or c.op_type == "Transpose"):
+            if not (tensor_iterator(c) or kind in _ALIASES or kind == "reshape" or c.op_type == "Transpose"):
                 return False  # a GEMM, a convolution, a softmax...: the start's copy stands for theirs
-            if not _elementwise(c) and (c.inputs[0] is None or c.inputs[0].name != name):
+            if not tensor_iterator(c) and (c.inputs[0] is None or c.inputs[0].name != name):
                 return False
             out = _step(c, strides, reshaped)
             if out is None:

@@ -851,12 +851,17 @@ SLICE_VIEW = "a slice its elementwise consumers read in place (a view in PyTorch
 _READS_STRIDED = frozenset({"Cast"})  # kernels of other classes that take a strided operand as it is (TensorIterator)
 
 
-def _reads_strided(node: Node) -> bool:
-    """A node whose kernel reads a strided view directly: an elementwise (TensorIterator) op that is not a view
-    itself (a Reshape of a view copies), a Cast, or a reader of the shape alone."""
+def tensor_iterator(node: Node) -> bool:
+    """A node whose kernel is PyTorch's TensorIterator (reads strided operands as they are, writes its output in its
+    first full-shape operand's memory order): an elementwise op that is not a view itself (a Reshape of a view
+    copies), or a Cast."""
     t = op_traits(node.op_type)
-    return (t.cls == "elementwise" and t.view is None) or node.op_type in _READS_STRIDED or \
-        node.op_type in _SHAPE_READERS
+    return (t.cls == "elementwise" and t.view is None) or node.op_type in _READS_STRIDED
+
+
+def _reads_strided(node: Node) -> bool:
+    """A node whose kernel reads a strided view directly: a TensorIterator kernel or a reader of the shape alone."""
+    return tensor_iterator(node) or node.op_type in _SHAPE_READERS
 
 
 @pattern("slice_views", ("Slice", "Split"))

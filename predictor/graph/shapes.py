@@ -163,11 +163,12 @@ def numel_of(dims) -> int:
     return n
 
 
-def _strides(shape) -> list[int]:
+def row_major_strides(shape) -> tuple[int, ...]:
+    """Row-major (contiguous) strides of ``shape``, in elements."""
     st = [1] * len(shape)
     for i in range(len(shape) - 2, -1, -1):
         st[i] = st[i + 1] * shape[i + 1]
-    return st
+    return tuple(st)
 
 
 def _gather_flat(positions, strides) -> list[int]:
@@ -276,7 +277,7 @@ def _elementwise(fn, vals: Sequence[Val], dtype: str) -> Val | None:
             shape = (1,) * (len(out) - v.ndim) + v.shape
             pos = [range(d) if s == d else [0] * d for s, d in zip(shape, out)]
             data = v.data
-            cols.append([data[i] for i in _gather_flat(pos, _strides(shape))])
+            cols.append([data[i] for i in _gather_flat(pos, row_major_strides(shape))])
     if len(cols) == 1:
         data = [fn(a) for a in cols[0]]
     elif len(cols) == 2:
@@ -500,13 +501,13 @@ def _f_gather(n, vals, ins):
         return None
     pos = [range(d) for d in data.shape[:ax]] + [idx] + [range(d) for d in data.shape[ax + 1:]]
     d = data.data
-    return [Val(out_shape, [d[i] for i in _gather_flat(pos, _strides(data.shape))], data.dtype)]
+    return [Val(out_shape, [d[i] for i in _gather_flat(pos, row_major_strides(data.shape))], data.dtype)]
 
 
 def _element_base(data_shape, ind_shape, ax):
     """Flat data index of every position of an indices tensor, without the ``ax`` component."""
     pos = [range(d) if k != ax else [0] * d for k, d in enumerate(ind_shape)]
-    return _gather_flat(pos, _strides(data_shape))
+    return _gather_flat(pos, row_major_strides(data_shape))
 
 
 @_register(_FOLD, "GatherElements")
@@ -518,7 +519,7 @@ def _f_gather_elements(n, vals, ins):
     idx = _norm_indices(ind.ints(), data.shape[ax])
     if idx is None:
         return None
-    st = _strides(data.shape)[ax]
+    st = row_major_strides(data.shape)[ax]
     d = data.data
     return [Val(ind.shape, [d[b + i * st] for b, i in zip(_element_base(data.shape, ind.shape, ax), idx)], data.dtype)]
 
@@ -528,7 +529,7 @@ def _nd_offsets(data: Val, ind: Val) -> tuple[list[int], int, int] | None:
     k = ind.shape[-1]
     if k > data.ndim:
         return None
-    st = _strides(data.shape)
+    st = row_major_strides(data.shape)
     block = numel_of(data.shape[k:])
     flat = ind.ints()
     offsets = []
@@ -591,7 +592,7 @@ def _f_scatter_elements(n, vals, ins):
     idx = _norm_indices(ind.ints(), data.shape[ax])
     if idx is None:
         return None
-    st = _strides(data.shape)[ax]
+    st = row_major_strides(data.shape)[ax]
     out = list(data.data)
     for b, i, u in zip(_element_base(data.shape, ind.shape, ax), idx, upd.data):
         out[b + i * st] = _cast(u, data.dtype)
@@ -662,7 +663,7 @@ def _f_concat(n, vals, ins):
 def _take(v: Val, positions) -> Val:
     shape = tuple(len(p) for p in positions)
     d = v.data
-    return Val(shape, [d[i] for i in _gather_flat(positions, _strides(v.shape))], v.dtype)
+    return Val(shape, [d[i] for i in _gather_flat(positions, row_major_strides(v.shape))], v.dtype)
 
 
 @_register(_FOLD, "Slice")
@@ -685,7 +686,7 @@ def _f_transpose(n, vals, ins):
     if v is None:
         return None
     perm = _attr(n, "perm") or list(reversed(range(v.ndim)))
-    st = _strides(v.shape)
+    st = row_major_strides(v.shape)
     d = v.data
     idx = _gather_flat([range(v.shape[p]) for p in perm], [st[p] for p in perm])
     return [Val(tuple(v.shape[p] for p in perm), [d[i] for i in idx], v.dtype)]
@@ -763,7 +764,7 @@ def _f_pad(n, vals, ins):
         fill = cv.scalar() if cv is not None and cv.size else _attr(n, "value", 0)
     fill = _cast(fill, v.dtype)
     res = [0]
-    for p, st in zip(pos, _strides(v.shape)):
+    for p, st in zip(pos, row_major_strides(v.shape)):
         res = [None if (r is None or q is None) else r + q * st for r in res for q in p]
     d = v.data
     return [Val(shape, [fill if i is None else d[i] for i in res], v.dtype)]
@@ -846,7 +847,7 @@ def _f_cumsum(n, vals, ins):
         return None
     v = vals[0]
     ax = int(vals[1].scalar()) % v.ndim
-    st, d = _strides(v.shape)[ax], v.shape[ax]
+    st, d = row_major_strides(v.shape)[ax], v.shape[ax]
     x = v.data
     out = list(x)
     rev = _attr(n, "reverse", 0)
@@ -867,7 +868,7 @@ def _f_nonzero(n, vals, ins):
     if v is None:
         return None
     shape = v.shape or (1,)
-    st = _strides(shape)
+    st = row_major_strides(shape)
     hits = [p for p, x in enumerate(v.data) if x]
     data = [(p // st[a]) % shape[a] for a in range(len(shape)) for p in hits]
     return [Val((len(shape), len(hits)), data, "int64")]
@@ -884,7 +885,7 @@ def _reduce_plan(n, v: Val, vals):
         axes = tuple(range(v.ndim))
     keep = _attr(n, "keepdims", 1)
     red_shape = tuple(1 if i in axes else d for i, d in enumerate(v.shape))
-    out_st = _strides(red_shape)
+    out_st = row_major_strides(red_shape)
     pos = [[0] * d if i in axes else range(d) for i, d in enumerate(v.shape)]
     out_shape = red_shape if keep else tuple(d for i, d in enumerate(v.shape) if i not in axes)
     return out_shape, _gather_flat(pos, out_st)
@@ -928,12 +929,12 @@ def _f_argmax(n, vals, ins):
     if v is None or v.ndim == 0 or _attr(n, "select_last_index", 0):
         return None
     ax = _attr(n, "axis", 0) % v.ndim
-    st, d = _strides(v.shape)[ax], v.shape[ax]
+    st, d = row_major_strides(v.shape)[ax], v.shape[ax]
     keep = _attr(n, "keepdims", 1)
     red = tuple(1 if i == ax else s for i, s in enumerate(v.shape))
     out_shape = red if keep else tuple(s for i, s in enumerate(v.shape) if i != ax)
     better = (lambda x, b: x > b) if n.op_type == "ArgMax" else (lambda x, b: x < b)
-    bases = _gather_flat([[0] if i == ax else range(s) for i, s in enumerate(v.shape)], _strides(v.shape))
+    bases = _gather_flat([[0] if i == ax else range(s) for i, s in enumerate(v.shape)], row_major_strides(v.shape))
     out = []
     for b in bases:
         best, arg = v.data[b], 0
