@@ -33,7 +33,7 @@ FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS,   # families not named h
 TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
                         "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned", "rnn_steps",
                         "conv_broad", "conv_transpose", "gemm_broad", "conv3d", "conv1d", "conv_large", "rnn_bidir",
-                        "sdpa_broad", "frontends", "sdpa_masked", "sdpa_long", "sdpa_decode")
+                        "sdpa_broad", "frontends", "sdpa_masked", "sdpa_long", "sdpa_decode", "linear_thin")
 ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error")
@@ -273,6 +273,26 @@ def _bmm_unaligned_cases(p: str) -> Iterator[OpCase]:
             return lambda: torch.bmm(a, b)
         yield OpCase("bmm", "bmm_unaligned", p, {"B": bh, "M": m, "N": n, "K": k},
                      *gemm_cost(m, n, k, elt, bh), setup)
+
+
+# run 12: linear layers with a tiny K or N over many rows (CaiT's 4 x 4 talking-heads mixing over 32 x 196 x 196 rows,
+# detection heads' 4-wide box outputs, 3-channel frontends): cuBLAS runs them as small-tile wmma kernels (align1/2,
+# 32 x 32 tiles) whose per-tile cost, not the FLOPs or the bytes, sets the time (CaiT fp16 b32: 82 us a call where
+# the 20 MB it moves take ~6 us). (K, N) pairs, each over these row counts; aligned controls (8, 8) and (64, 64).
+LINEAR_THIN_KN = ((4, 4), (4, 64), (64, 4), (12, 12), (3, 96), (96, 3), (8, 8), (64, 64))
+LINEAR_THIN_ROWS = (8192, 65536, 393216, 1229312)
+
+
+def _linear_thin_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for k, n in LINEAR_THIN_KN:
+        for m in LINEAR_THIN_ROWS:
+            def setup(m=m, n=n, k=k):
+                import torch.nn.functional as F
+
+                x, w = _rand((m, k), p), _rand((n, k), p)
+                return lambda: F.linear(x, w)
+            yield OpCase("linear", "linear_thin", p, {"M": m, "N": n, "K": k}, *gemm_cost(m, n, k, elt), setup)
 
 
 def _conv_sweep_cases(p: str) -> Iterator[OpCase]:
@@ -1251,7 +1271,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "frontends": _frontends_cases, "sdpa_masked": _sdpa_masked_cases,
     "sdpa_long": _sdpa_long_cases, "sdpa_decode": _sdpa_decode_cases, "reduce_shapes": _reduce_shapes_cases,
     "group_norm_shapes": _group_norm_shapes_cases, "loop_kernels": _loop_kernels_cases,
-    "short_rows": _short_rows_cases,
+    "short_rows": _short_rows_cases, "linear_thin": _linear_thin_cases,
 }
 
 

@@ -137,3 +137,13 @@ def test_long_and_decode_attention_families():
     b, h, kvh, ctx, d = (c.params[k] for k in ("B", "H", "KVH", "Skv", "D"))
     assert c.flops == 4.0 * b * h * ctx * d and c.bytes == 2 * (2 * b * kvh * ctx * d + 2 * b * h * d)
     assert any(c.params["KVH"] < c.params["H"] for c in dec)  # grouped-query calls too
+
+
+def test_linear_thin_cases():
+    """linear_thin (run 12): every (K, N) pair over every row count at each float precision (tf32 too: a tensor-core
+    family); FLOPs 2 M N K, bytes the input, the weight and the output once."""
+    cases = mb.enumerate_cases(("linear_thin",), mb.FLOAT_PRECISIONS)
+    assert len(cases) == 4 * len(mb.LINEAR_THIN_KN) * len(mb.LINEAR_THIN_ROWS)
+    c = next(c for c in cases if c.precision == "bf16" and c.params == {"M": 1229312, "N": 4, "K": 4})
+    assert c.op == "linear" and c.flops == 2.0 * 1229312 * 4 * 4
+    assert c.bytes == 2 * (1229312 * 4 + 4 * 4 + 1229312 * 4)
