@@ -17,6 +17,11 @@ contiguous memory copies once). This pass marks as LAYOUT_VIEW (no kernel: graph
   graph/fused.py) and those Transposes back are views too;
 * a Transpose back to NHWC whose input a channels-last convolution wrote.
 
+Tokens reshaped to (B, H, W, C) and permuted to NCHW are not marked: the measured models (PVT-v2, SegFormer,
+MViTv2, CoaT, MobileNetV4's hybrid blocks, Depth Anything) call ``.contiguous()`` there, one copy kernel each in the
+H200 kernel tables, and their convolutions then read NCHW memory (strided_norms.py makes the same call). NesT's
+de-blockify permute is the exception seen (a view into a channels-last convolution).
+
 Ignores: other consumers that accept strided input (the rule stops at the first op it does not know), and the
 channels-last outputs of elementwise ops fed by two layouts (PyTorch follows the first input's strides).
 """
@@ -51,6 +56,12 @@ def _elementwise_same_shape(node: Node, shape: tuple) -> bool:
         and bool(node.outputs) and node.outputs[0] is not None and node.outputs[0].shape == shape
 
 
+def _reshaped(node: Node, producers: dict) -> bool:
+    """Whether ``node``'s input is a Reshape's output (tokens reshaped to (B, H, W, C))."""
+    p = producers.get(node.inputs[0].name)
+    return p is not None and p.op_type == "Reshape"
+
+
 def _nhwc_conv(node: Node, tensor: str) -> bool:
     return node.op_type == "Conv" and node.inputs[0] is not None and node.inputs[0].name == tensor and \
         nhwc_capable(node)
@@ -62,7 +73,8 @@ def mark_layout_views(graph: Graph) -> Graph:
     starts = [n for n in graph.nodes if n.op_type == "Transpose" and _perm(n) == TO_NCHW]
     if not starts:
         return graph
-    consumers = links(graph.nodes)[1]
+    producers, consumers = links(graph.nodes)
+    starts = [n for n in starts if not _reshaped(n, producers)]
     views: set[int] = set()
     nhwc: set[int] = set()
     for t in starts:

@@ -42,3 +42,17 @@ def test_permute_into_an_op_that_needs_contiguous_memory_stays_a_copy():
     nodes, costs = prepared_costs(_block(after_back="Flatten"))
     assert not any(n.attrs.get(LAYOUT_VIEW) for n in nodes.values())
     assert costs["to_nchw"].kernels == 1
+
+
+def test_reshaped_tokens_permuted_to_nchw_are_copied():
+    """Tokens [B, N, C] reshaped to (B, H, W, C) and permuted to NCHW before a convolution (PVT-v2's, SegFormer's
+    spatial reduction): the measured models call .contiguous() there, so the permute is one copy kernel and the
+    convolution reads NCHW memory."""
+    nodes = [helper.make_node("Reshape", ["tok", "hw"], ["grid"], name="to_grid"),
+             helper.make_node("Transpose", ["grid"], ["t"], perm=[0, 3, 1, 2], name="to_nchw"),
+             helper.make_node("Conv", ["t", "w"], ["y"], group=8, pads=[1, 1, 1, 1], name="dw")]
+    inits = {"hw": np.array([2, 4, 4, 8], np.int64), "w": np.zeros((8, 1, 3, 3), np.float32)}
+    model = make_model(nodes, [("tok", "float32", [2, 16, 8])], [("y", "float32", None)], inits)
+    got_nodes, costs = prepared_costs(load_model_proto(model, batch=None))
+    assert not got_nodes["to_nchw"].attrs.get(LAYOUT_VIEW) and costs["to_nchw"].kernels == 1
+    assert not channels_last(got_nodes["dw"]) and hidden_key(got_nodes["dw"]) == "Conv:depthwise"
