@@ -275,7 +275,7 @@ def _bmm_unaligned_cases(p: str) -> Iterator[OpCase]:
                      *gemm_cost(m, n, k, elt, bh), setup)
 
 
-# run 12: linear layers with a tiny K or N over many rows (CaiT's 4 x 4 talking-heads mixing over 32 x 196 x 196 rows,
+# run 16 (H100): linear layers with a tiny K or N over many rows (CaiT's 4 x 4 talking-heads mixing over 32 x 196 x 196 rows,
 # detection heads' 4-wide box outputs, 3-channel frontends): cuBLAS runs them as small-tile wmma kernels (align1/2,
 # 32 x 32 tiles) whose per-tile cost, not the FLOPs or the bytes, sets the time (CaiT fp16 b32: 82 us a call where
 # the 20 MB it moves take ~6 us). (K, N) pairs, each over these row counts; aligned controls (8, 8) and (64, 64).

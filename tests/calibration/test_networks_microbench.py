@@ -140,7 +140,7 @@ def test_long_and_decode_attention_families():
 
 
 def test_linear_thin_cases():
-    """linear_thin (run 12): every (K, N) pair over every row count at each float precision (tf32 too: a tensor-core
+    """linear_thin (run 16): every (K, N) pair over every row count at each float precision (tf32 too: a tensor-core
     family); FLOPs 2 M N K, bytes the input, the weight and the output once."""
     cases = mb.enumerate_cases(("linear_thin",), mb.FLOAT_PRECISIONS)
     assert len(cases) == 4 * len(mb.LINEAR_THIN_KN) * len(mb.LINEAR_THIN_ROWS)
