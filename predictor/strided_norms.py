@@ -37,11 +37,11 @@ from .graph.loader import Graph
 from .graph.registry import op_traits
 from .graph.runtime import tensor_iterator
 from .graph.shapes import row_major_strides as contiguous_strides
+from .layout_views import TO_NCHW
 from .precision import FLOAT_DTYPES
 from .types import Node, with_attrs
 
 NORMS = frozenset({"LayerNormalization"})
-TO_NCHW = (0, 3, 1, 2)
 _SOURCES = frozenset({"Transpose", "Slice", "Split", "Gather"})  # the views that start a strided layout
 _ALIASES = frozenset({"alias", "dropout"})
 
