@@ -129,10 +129,12 @@ max_pool_node = _pool_node("MaxPool")
 
 
 def conv_nd_node(p: dict) -> Node:
-    """F.conv1d / conv2d / conv3d of run 7 (``spatial``, ``kernel``, ``stride``, ``dilation``, ``pads``, ``out``)."""
+    """F.conv1d / conv2d / conv3d of run 7 (``spatial``, ``kernel``, ``stride``, ``dilation``, ``pads``, ``out``), with
+    a bias input where the row has one (``bias``: run 17's depthwise calls)."""
     n, c, k, g = p["N"], p["C"], p["K"], p.get("groups", 1)
-    kernel, nd = tuple(p["kernel"]), len(p["kernel"])
-    return _node("Conv", [_t("x", (n, c, *p["spatial"])), _t("w", (k, c // g, *kernel), True)],
+    kernel = tuple(p["kernel"])
+    bias = [_t("b", (k,), True)] if p.get("bias") else []
+    return _node("Conv", [_t("x", (n, c, *p["spatial"])), _t("w", (k, c // g, *kernel), True)] + bias,
                  [_t("y", (n, k, *p["out"]))], strides=tuple(p["stride"]), pads=tuple(p["pads"]) * 2,
                  kernel_shape=kernel, dilations=tuple(p["dilation"]), group=g)
 

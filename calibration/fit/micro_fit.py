@@ -91,10 +91,11 @@ def rnn_node(params: dict) -> Node:
 
 
 def softmax_node(params: dict) -> Node:
-    """torch.softmax(x [rows, cols], dim=-1) as one Softmax node."""
-    shape = (params["rows"], params["cols"])
+    """torch.softmax(x [rows, cols], dim=-1) as one Softmax node; torch.softmax(x, dim) of a row with ``shape`` and
+    ``dim`` (run 17's softmax_axis)."""
+    shape = tuple(params["shape"]) if "shape" in params else (params["rows"], params["cols"])
     return Node(name="op", op_type="Softmax", domain="", inputs=(TensorInfo("x", "float32", shape),),
-                outputs=(TensorInfo("y", "float32", shape),), attrs=frozen_map({"axis": -1}))
+                outputs=(TensorInfo("y", "float32", shape),), attrs=frozen_map({"axis": int(params.get("dim", -1))}))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ Each case is timed with CUDA events around every call (or, for ops under ~100 us
 replays of K back-to-back calls, divided by K); median / p10 / p90 of the timed calls. fp32 = TF32
 off, tf32 = TF32 on (only for the tensor-core families: gemm, bmm, conv*, sdpa, rnn), fp16/bf16 =
 tensors of that dtype. `flops` are algorithmic (FMA = 2), `bytes` compulsory (inputs read once,
-outputs written once). After each family one profiler pass counts the kernels of every case.
+outputs written once). After each family one profiler pass counts the kernels of every case and names the
+longest one (``main_kernel``: which library path ran it).
 Writes DIR/microbench.csv (appended per family; a case's error is recorded in its row).
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depth
                         "sdpa_broad", "frontends", "sdpa_masked", "sdpa_long", "sdpa_decode", "linear_thin")
 ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
-               "n_timed", "method", "n_kernels", "error")
+               "n_timed", "method", "n_kernels", "error", "main_kernel")
 GRAPH_BELOW_S = 100e-6      # ops faster than this are timed as CUDA-graph replays of K calls
 GRAPH_FAMILIES = ("rnn_steps", "elementwise_mixed", "rnn_bidir", "rnn_persist")  # timed in a CUDA graph at any duration (host-bound library calls)
 TARGET_CASE_S = 0.05        # GPU time spent timing one case (after warm-up)
@@ -881,6 +882,112 @@ def _seeded(seed: int, count: int, draw: Callable[[Any], tuple | None]) -> tuple
     return tuple(out)
 
 
+# run 17: depthwise convolutions over the kernel's shape (1-D k = 3..31, 2-D square 3..13 and 1 x k / k x 1 strips),
+# with and without a bias. PyTorch's own depthwise kernel (conv_depthwise2d_forward, one thread per output looping
+# over the taps) runs every fp32/bf16 call; at fp16 cuDNN runs 1-D stride-1 calls and square 1/3/5 ones, and adds a
+# bias in a kernel of its own (VibeVoice's 1 x 7 convolutions over [32, 32..128, 60k..240k], H100 kernel table of
+# h100/timing/blind19: ~12 ps an output at fp32 and bf16 whatever the taps from 3 to 9, where 7 x 7 ones take ~38).
+# Shapes drawn once from a fixed seed over the ranges networks use.
+def _draw_depthwise_1d(r) -> tuple | None:
+    n = r.choice((1, 4, 32))
+    c = r.choice((32, 64, 128, 256, 768, 1536, 4096))
+    length = r.choice((128, 512, 2048, 8192, 32768, 131072))
+    k = r.choice((3, 4, 7, 9, 15, 31))
+    s = r.choice((1, 1, 1, 2))
+    bias = r.choice((0, 1))
+    outs = n * c * length // s
+    return (n, c, length, k, s, bias) if 1e4 <= outs <= 3e8 else None
+
+
+def _draw_depthwise_2d(r) -> tuple | None:
+    n = r.choice((1, 8, 32))
+    c = r.choice((32, 64, 128, 256, 512, 1024))
+    h = r.choice((7, 14, 28, 56, 112))
+    kh, kw = r.choice(((3, 3), (5, 5), (7, 7), (9, 9), (11, 11), (13, 13), (1, 7), (7, 1), (1, 11), (11, 1)))
+    s = r.choice((1, 1, 2))
+    bias = r.choice((0, 1))
+    outs = n * c * (h // s) ** 2
+    return (n, c, h, kh, kw, s, bias) if 1e4 <= outs <= 2e8 else None
+
+
+DEPTHWISE_1D_SHAPES = _seeded(17, 40, _draw_depthwise_1d)
+DEPTHWISE_2D_SHAPES = _seeded(18, 40, _draw_depthwise_2d)
+
+
+def _depthwise_case(p: str, n: int, c: int, spatial: tuple[int, ...], kernel: tuple[int, ...], s: int,
+                    bias: int) -> OpCase:
+    """F.conv1d / conv2d with groups = channels, same-size padding at stride 1, an optional bias."""
+    pads = tuple((k - 1) // 2 for k in kernel)
+    outs = tuple((x + 2 * pd - k) // s + 1 for x, pd, k in zip(spatial, pads, kernel))
+    elt = ELT_BYTES[p]
+    taps = math.prod(kernel)
+    out_n = n * c * math.prod(outs)
+    flops = 2.0 * out_n * taps + (out_n if bias else 0)
+    nbytes = float(elt * (n * c * math.prod(spatial) + c * taps + out_n + (c if bias else 0)))
+
+    def setup():
+        import torch.nn.functional as F
+
+        fn = F.conv1d if len(spatial) == 1 else F.conv2d
+        x, wt = _rand((n, c, *spatial), p), _rand((c, 1, *kernel), p)
+        b = _rand((c,), p) if bias else None
+        return lambda: fn(x, wt, b, s, pads, 1, c)
+    params = {"N": n, "C": c, "K": c, "spatial": list(spatial), "kernel": list(kernel), "stride": [s] * len(spatial),
+              "dilation": [1] * len(spatial), "pads": list(pads), "groups": c, "bias": bias, "out": list(outs)}
+    return OpCase(f"conv{len(spatial)}d", "conv_depthwise_taps", p, params, flops, nbytes, setup)
+
+
+def _conv_depthwise_taps_cases(p: str) -> Iterator[OpCase]:
+    for n, c, length, k, s, bias in DEPTHWISE_1D_SHAPES:
+        yield _depthwise_case(p, n, c, (length,), (k,), s, bias)
+    for n, c, h, kh, kw, s, bias in DEPTHWISE_2D_SHAPES:
+        yield _depthwise_case(p, n, c, (h, h), (kh, kw), s, bias)
+
+
+# run 17: softmax over an axis that is not the last (EfficientLoFTR's dual softmax over both axes of a [B, L0, L1]
+# score matrix: ~11 ms a call over dim 1 at fp32 batch 32 on the H100, where the last-axis call of the same bytes
+# takes ~0.5 ms), each with the last-axis call of the same tensor as its control. (shape, dim)
+SOFTMAX_AXIS_SHAPES = tuple((shape, d) for shape in ((1, 1200, 1200), (8, 1200, 1200), (32, 1200, 1200),
+                                                    (1, 4800, 4800), (4, 4800, 4800), (32, 256, 4096),
+                                                    (32, 4096, 256), (8, 12, 197, 197), (64, 64, 64))
+                            for d in (1, -1))
+
+
+def _softmax_axis_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for shape, d in SOFTMAX_AXIS_SHAPES:
+        numel = math.prod(shape)
+
+        def setup(shape=shape, d=d):
+            import torch
+
+            x = _rand(shape, p)
+            return lambda: torch.softmax(x, dim=d)
+        yield OpCase("softmax", "softmax_axis", p, {"shape": list(shape), "dim": d}, 5.0 * numel,
+                     2.0 * elt * numel, setup)
+
+
+# run 17: row gathers (embedding lookups, a mixture's expert rows) from tables that the L2 holds or does not:
+# Doge's expert-row gathers from a 1.3 MB-65 MB table (h100/timing/blind19) ran far faster than HBM reads of the
+# rows. (table rows, row width, indices)
+GATHER_ROWS = tuple((rows, d, idx) for rows, d in ((1024, 256), (16384, 64), (65536, 256), (262144, 64),
+                                                    (50000, 768), (152064, 2048))
+                    for idx in (4096, 65536, 524288))
+
+
+def _gather_rows_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for rows, d, n_idx in GATHER_ROWS:
+        def setup(rows=rows, d=d, n_idx=n_idx):
+            import torch
+
+            table = _rand((rows, d), p)
+            idx = torch.randint(0, rows, (n_idx,), device=gpu_common.DEVICE)
+            return lambda: torch.nn.functional.embedding(idx, table)
+        yield OpCase("embedding", "gather_rows", p, {"tokens": n_idx, "D": d, "vocab": rows}, 0.0,
+                     float(2 * elt * n_idx * d + 8 * n_idx), setup)
+
+
 def _draw_conv3d(r) -> tuple | None:
     n = r.choice((1, 2, 8))
     cin = r.choice((3, 16, 32, 64, 128, 256, 512))
@@ -1272,6 +1379,8 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "sdpa_long": _sdpa_long_cases, "sdpa_decode": _sdpa_decode_cases, "reduce_shapes": _reduce_shapes_cases,
     "group_norm_shapes": _group_norm_shapes_cases, "loop_kernels": _loop_kernels_cases,
     "short_rows": _short_rows_cases, "linear_thin": _linear_thin_cases,
+    "conv_depthwise_taps": _conv_depthwise_taps_cases, "softmax_axis": _softmax_axis_cases,
+    "gather_rows": _gather_rows_cases,
 }
 
 
@@ -1337,8 +1446,11 @@ def time_case(fn: Callable[[], Any], target_s: float = TARGET_CASE_S, max_iters:
     return CaseTiming(st["median_s"], st["p10_s"], st["p90_s"], n, "events")
 
 
-def count_kernels(setups: list[tuple[int, Callable[[], Any]]]) -> dict[int, int]:
-    """One profiler pass: kernels launched by one call of each fn (keyed by case index)."""
+MAIN_KERNEL_CHARS = 80  # of the longest kernel's name kept in a row (which library path ran the call)
+
+
+def count_kernels(setups: list[tuple[int, Callable[[], Any]]]) -> dict[int, tuple[int, str]]:
+    """One profiler pass: (kernels launched by one call, the longest one's name) of each fn (keyed by case index)."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
     from .kernel_table import enclosing_range, is_memop, launched_kernels
@@ -1349,11 +1461,15 @@ def count_kernels(setups: list[tuple[int, Callable[[], Any]]]) -> dict[int, int]
                 fn()
         sync()
     counts = {idx: 0 for idx, _ in setups}
-    for op, name, _dur, _start in launched_kernels(prof):
+    longest: dict[int, tuple[float, str]] = {}
+    for op, name, dur, _start in launched_kernels(prof):
         rng = enclosing_range(op, "case::")
         if rng is not None and not is_memop(name):
-            counts[int(rng.split("::")[1])] += 1
-    return counts
+            idx = int(rng.split("::")[1])
+            counts[idx] += 1
+            if dur > longest.get(idx, (-1.0, ""))[0]:
+                longest[idx] = (dur, name[:MAIN_KERNEL_CHARS])
+    return {idx: (n, longest.get(idx, (0.0, ""))[1]) for idx, n in counts.items()}
 
 
 def _short(exc: BaseException) -> str:
@@ -1411,8 +1527,9 @@ def _count_into(rows: list[dict], fns: list[tuple[int, str, Callable[[], Any]]])
         try:
             set_precision_flags(prec)
             with torch.inference_mode():
-                for idx, n in count_kernels(items).items():
+                for idx, (n, name) in count_kernels(items).items():
                     rows[idx]["n_kernels"] = n
+                    rows[idx]["main_kernel"] = name
         except Exception as exc:  # noqa: BLE001
             for idx, _ in items:
                 rows[idx]["error"] = (rows[idx].get("error", "") + f" [count] {_short(exc)}").strip()
