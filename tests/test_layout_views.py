@@ -36,6 +36,8 @@ def test_permute_back_into_a_residual_and_a_convolution_is_a_view():
     assert not channels_last(nodes["dw1"]) and hidden_key(nodes["dw1"]) == "Conv:depthwise"
     assert not nodes["to_nhwc"].attrs.get(LAYOUT_VIEW) and costs["to_nhwc"].kernels == 1
     assert costs["scale"].kernels == 1 and costs["residual"].kernels == 1  # elementwise ops read strided memory
+    # cuDNN's NHWC depthwise kernel has no per-output rows; PyTorch's NCHW one has one per output
+    assert costs["dw2"].work.rows == 0 and costs["dw1"].work.rows > 0
 
 
 def test_permute_into_an_op_that_needs_contiguous_memory_stays_a_copy():

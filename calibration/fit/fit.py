@@ -907,6 +907,17 @@ CLASS_NOTES = {
                      "determined (at tf32 it sits at its 50 us upper bound), and the kernel edge from which a grouped "
                      "convolution joins this class (graph/opclass.LARGE_GROUPED, 16) is not measured between 3 and "
                      "128",
+    "depthwise": "depthwise convolutions of kernel edges below 7 on NCHW input (graph/opclass.LARGE_DEPTHWISE): at "
+                 "fp32 and bf16 PyTorch's own kernel (a thread per output looping over the taps), at fp16 mostly "
+                 "cuDNN's grouped direct kernels plus a bias pass. row_s is the cost of one output per SM (OpWork.rows "
+                 "= the outputs: the time grows with the outputs before the taps or the bytes, ~7-12 ps an output at "
+                 "batch 32 whatever the element size, kernel tables), eff_compute the rate of the taps; eff_memory is "
+                 "the bytes' rate where they bind",
+    "depthwise_large": "depthwise convolutions of kernel edge 7 or more on NCHW input (channels-last ones are class "
+                       "depthwise_nhwc): PyTorch's kernel at every precision; row_s, eff_compute and eff_memory as for "
+                       "depthwise",
+    "reduce": "PyTorch's thread-loop kernels: reduce_kernel (Reduce*, a decomposed variance's Welford pass) and the "
+              "scans of CumSum; row_s is the time of one dependent step of the loop",
     "depthwise_nhwc": "depthwise convolutions on channels-last input (a permuted ConvNeXt-style block: "
                       "predictor/layout_views.py): ConvNeXt, MambaOut, UperNet-ConvNeXt, EdgeNeXt, GCViT, TinyViT and "
                       "MViTv2 scopes; timm's MViTv2 copies its permute to contiguous memory first, which the graph "

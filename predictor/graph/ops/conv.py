@@ -28,11 +28,17 @@ NB: implicit-GEMM kernels execute more tensor FLOPs than the algorithmic count (
 padding); the count here is the algorithmic one.
 NB: PyTorch picks cuDNN for fp16 depthwise convs of some shapes (then bias is a separate kernel);
 the depthwise rule here ignores that.
+A depthwise convolution's ``rows`` are its outputs (on NCHW input): PyTorch's kernel gives each output a thread that
+loops over the taps, and its time grows with the outputs before the taps or the bytes (kernel tables, batch 32:
+~7 ps an output for 1x1 depthwise, ~10 for 3x3, ~12 for 1-D k = 3..9 at fp32 and bf16 alike on the H200 and H100):
+the class's ``row_s`` holds that cost per output per SM. Channels-last input runs cuDNN's NHWC kernels (class
+depthwise_nhwc, graph/opclass.py): no rows.
 """
 from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
+from ..fused import LAYOUT, NHWC
 from ..opclass import is_large_grouped
 from ._common import attr, prod, register
 
@@ -84,7 +90,8 @@ def conv(ctx: OpContext) -> OpWork:
     bias_flops = out_numel if has_bias else 0
     groups = int(attr(ctx, "group", 1))
     if _is_depthwise(x_shape, w_shape, groups):
-        return ctx.work(vector_flops=flops + bias_flops, notes=(NOTE_DEPTHWISE,))
+        nchw = ctx.node.attrs.get(LAYOUT) != NHWC
+        return ctx.work(vector_flops=flops + bias_flops, notes=(NOTE_DEPTHWISE,), rows=out_numel if nchw else 0)
     if groups > 1 and is_large_grouped(w_shape):
         return _large_grouped(ctx, flops, bias_flops)
     gemm = conv_gemm(x_shape, w_shape, ctx.out_shape(), groups)

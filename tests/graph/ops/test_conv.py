@@ -66,6 +66,15 @@ def test_depthwise_conv_is_vector_work_with_fused_bias():
     assert work.gemm is None
     assert work.bytes_read == 6272 * 4 + 32 * 9 * 4 + 32 * 4  # 25088 + 1152 + 128 = 26368
     assert NOTE_DEPTHWISE in work.notes
+    assert work.rows == 6272  # a thread per output looping over the taps: each output a row of the class's row_s
+
+
+def test_depthwise_conv_rows_are_its_outputs_strided_or_1d():
+    # stride 2: out 1x32x7x7 = 1568 outputs; a 1-D kernel of 7 taps over 1x64x100 (pad 3): 6400 outputs
+    assert conv((1, 32, 14, 14), (32, 1, 3, 3), group=32, strides=[2, 2], pads=[1, 1, 1, 1]).rows == 1568
+    assert conv((1, 64, 100), (64, 1, 7), (64,), group=64, pads=[3, 3]).rows == 6400
+    # a grouped (not depthwise) convolution has none
+    assert conv((1, 8, 10, 10), (16, 4, 3, 3), group=2, pads=[1, 1, 1, 1]).rows == 0
 
 
 def test_large_kernel_grouped_conv_is_cuda_core_work_with_a_bias_pass():
