@@ -885,8 +885,9 @@ def _seeded(seed: int, count: int, draw: Callable[[Any], tuple | None]) -> tuple
 # run 17: depthwise convolutions over the kernel's shape (1-D k = 3..31, 2-D square 3..13 and 1 x k / k x 1 strips),
 # with and without a bias. PyTorch's own depthwise kernel (conv_depthwise2d_forward, one thread per output looping
 # over the taps) runs every fp32/bf16 call; at fp16 cuDNN runs 1-D stride-1 calls and square 1/3/5 ones, and adds a
-# bias in a kernel of its own (VibeVoice's 1 x 7 convolutions over [32, 32..128, 60k..240k], H100 kernel table of
-# h100/timing/blind19: ~12 ps an output at fp32 and bf16 whatever the taps from 3 to 9, where 7 x 7 ones take ~38).
+# bias in a kernel of its own. Kernel tables at batch 32: 1-D kernels of 3 to 9 taps take ~11-14 ps an output at fp32
+# and bf16 alike (VibeVoice's 1 x 7 over [32, 32..128, 60k..240k] and Qwen3.5's on the H100, h100/timing/blind19 and
+# blind18; LFM2's, Mamba's and ConvBERT's on the H200), 3x3 ones ~10, 7x7 ones ~38.
 # Shapes drawn once from a fixed seed over the ranges networks use.
 def _draw_depthwise_1d(r) -> tuple | None:
     n = r.choice((1, 4, 32))
@@ -945,8 +946,8 @@ def _conv_depthwise_taps_cases(p: str) -> Iterator[OpCase]:
 
 
 # run 17: softmax over an axis that is not the last (EfficientLoFTR's dual softmax over both axes of a [B, L0, L1]
-# score matrix: ~11 ms a call over dim 1 at fp32 batch 32 on the H100, where the last-axis call of the same bytes
-# takes ~0.5 ms), each with the last-axis call of the same tensor as its control. (shape, dim)
+# score matrix: PyTorch's cunn_SpatialSoftMaxForward over dim 1 of [32, 4800, 4800] takes 12.7 ms at fp32 on the H100,
+# 5.8 ms at batch 1, h100/timing/blind19), each with the last-axis call of the same tensor as its control. (shape, dim)
 SOFTMAX_AXIS_SHAPES = tuple((shape, d) for shape in ((1, 1200, 1200), (8, 1200, 1200), (32, 1200, 1200),
                                                     (1, 4800, 4800), (4, 4800, 4800), (32, 256, 4096),
                                                     (32, 4096, 256), (8, 12, 197, 197), (64, 64, 64))
@@ -968,8 +969,9 @@ def _softmax_axis_cases(p: str) -> Iterator[OpCase]:
 
 
 # run 17: row gathers (embedding lookups, a mixture's expert rows) from tables that the L2 holds or does not:
-# Doge's expert-row gathers from a 1.3 MB-65 MB table (h100/timing/blind19) ran far faster than HBM reads of the
-# rows. (table rows, row width, indices)
+# Doge's expert-row gathers (64 rows of a [16384, 1024] table, 64 MB at fp32, for each of 16,384 tokens) take 1.15 ms
+# a call at batch 32 on the H100 (h100/timing/blind19), where reading its 4.3 GB of rows from HBM would take longer
+# than that alone. (table rows, row width, indices)
 GATHER_ROWS = tuple((rows, d, idx) for rows, d in ((1024, 256), (16384, 64), (65536, 256), (262144, 64),
                                                     (50000, 768), (152064, 2048))
                     for idx in (4096, 65536, 524288))
