@@ -849,14 +849,16 @@ def _norm_broad_cases(p: str) -> Iterator[OpCase]:
 # broadcasts / casts / activations / data movement, attention shapes). Shapes are drawn once from fixed seeds over
 # the ranges networks use, or laid on small grids; none is taken from a particular network.
 def _conv_nd_case(p: str, family: str, n: int, cin: int, spatial: tuple[int, ...], cout: int, kernel: tuple[int, ...],
-                  stride: tuple[int, ...], dilation: tuple[int, ...], groups: int = 1) -> OpCase:
-    """F.conv1d / conv2d / conv3d with padding (k - 1) * d // 2 per axis (same-size at stride 1)."""
+                  stride: tuple[int, ...], dilation: tuple[int, ...], groups: int = 1, bias: bool = False) -> OpCase:
+    """F.conv1d / conv2d / conv3d with padding (k - 1) * d // 2 per axis (same-size at stride 1), with a bias when
+    ``bias`` (an add per output, the vector read once; the row's params then say ``bias``: 1)."""
     pads = tuple((k - 1) * d // 2 for k, d in zip(kernel, dilation))
     outs = tuple((x + 2 * pd - d * (k - 1) - 1) // s + 1 for x, pd, d, k, s in zip(spatial, pads, dilation, kernel, stride))
     elt = ELT_BYTES[p]
     taps = math.prod(kernel)
-    flops = 2.0 * n * cout * math.prod(outs) * (cin // groups) * taps
-    nbytes = float(elt * (n * cin * math.prod(spatial) + cout * (cin // groups) * taps + n * cout * math.prod(outs)))
+    out_n = n * cout * math.prod(outs)
+    flops = 2.0 * out_n * (cin // groups) * taps + (out_n if bias else 0)
+    nbytes = float(elt * (n * cin * math.prod(spatial) + cout * (cin // groups) * taps + out_n + (cout if bias else 0)))
     nd = len(spatial)
 
     def setup():
@@ -864,9 +866,11 @@ def _conv_nd_case(p: str, family: str, n: int, cin: int, spatial: tuple[int, ...
 
         fn = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[nd]
         x, wt = _rand((n, cin, *spatial), p), _rand((cout, cin // groups, *kernel), p)
-        return lambda: fn(x, wt, None, stride, pads, dilation, groups)
+        b = _rand((cout,), p) if bias else None
+        return lambda: fn(x, wt, b, stride, pads, dilation, groups)
     params = {"N": n, "C": cin, "spatial": list(spatial), "K": cout, "kernel": list(kernel), "stride": list(stride),
-              "dilation": list(dilation), "pads": list(pads), "groups": groups, "out": list(outs)}
+              "dilation": list(dilation), "pads": list(pads), "groups": groups, "out": list(outs),
+              **({"bias": 1} if bias else {})}
     return OpCase(f"conv{nd}d", family, p, params, flops, nbytes, setup)
 
 
@@ -915,34 +919,12 @@ DEPTHWISE_1D_SHAPES = _seeded(17, 40, _draw_depthwise_1d)
 DEPTHWISE_2D_SHAPES = _seeded(18, 40, _draw_depthwise_2d)
 
 
-def _depthwise_case(p: str, n: int, c: int, spatial: tuple[int, ...], kernel: tuple[int, ...], s: int,
-                    bias: int) -> OpCase:
-    """F.conv1d / conv2d with groups = channels, same-size padding at stride 1, an optional bias."""
-    pads = tuple((k - 1) // 2 for k in kernel)
-    outs = tuple((x + 2 * pd - k) // s + 1 for x, pd, k in zip(spatial, pads, kernel))
-    elt = ELT_BYTES[p]
-    taps = math.prod(kernel)
-    out_n = n * c * math.prod(outs)
-    flops = 2.0 * out_n * taps + (out_n if bias else 0)
-    nbytes = float(elt * (n * c * math.prod(spatial) + c * taps + out_n + (c if bias else 0)))
-
-    def setup():
-        import torch.nn.functional as F
-
-        fn = F.conv1d if len(spatial) == 1 else F.conv2d
-        x, wt = _rand((n, c, *spatial), p), _rand((c, 1, *kernel), p)
-        b = _rand((c,), p) if bias else None
-        return lambda: fn(x, wt, b, s, pads, 1, c)
-    params = {"N": n, "C": c, "K": c, "spatial": list(spatial), "kernel": list(kernel), "stride": [s] * len(spatial),
-              "dilation": [1] * len(spatial), "pads": list(pads), "groups": c, "bias": bias, "out": list(outs)}
-    return OpCase(f"conv{len(spatial)}d", "conv_depthwise_taps", p, params, flops, nbytes, setup)
-
-
 def _conv_depthwise_taps_cases(p: str) -> Iterator[OpCase]:
+    fam = "conv_depthwise_taps"
     for n, c, length, k, s, bias in DEPTHWISE_1D_SHAPES:
-        yield _depthwise_case(p, n, c, (length,), (k,), s, bias)
+        yield _conv_nd_case(p, fam, n, c, (length,), c, (k,), (s,), (1,), groups=c, bias=bool(bias))
     for n, c, h, kh, kw, s, bias in DEPTHWISE_2D_SHAPES:
-        yield _depthwise_case(p, n, c, (h, h), (kh, kw), s, bias)
+        yield _conv_nd_case(p, fam, n, c, (h, h), c, (kh, kw), (s, s), (1, 1), groups=c, bias=bool(bias))
 
 
 # run 17: softmax over an axis that is not the last (EfficientLoFTR's dual softmax over both axes of a [B, L0, L1]

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from ...types import OpWork
 from ..context import OpContext
-from ..fused import LAYOUT, NHWC
+from ..fused import channels_last
 from ..opclass import is_large_grouped
 from ._common import attr, prod, register
 
@@ -90,8 +90,8 @@ def conv(ctx: OpContext) -> OpWork:
     bias_flops = out_numel if has_bias else 0
     groups = int(attr(ctx, "group", 1))
     if _is_depthwise(x_shape, w_shape, groups):
-        nchw = ctx.node.attrs.get(LAYOUT) != NHWC
-        return ctx.work(vector_flops=flops + bias_flops, notes=(NOTE_DEPTHWISE,), rows=out_numel if nchw else 0)
+        rows = 0 if channels_last(ctx.node) else out_numel
+        return ctx.work(vector_flops=flops + bias_flops, notes=(NOTE_DEPTHWISE,), rows=rows)
     if groups > 1 and is_large_grouped(w_shape):
         return _large_grouped(ctx, flops, bias_flops)
     gemm = conv_gemm(x_shape, w_shape, ctx.out_shape(), groups)
