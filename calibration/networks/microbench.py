@@ -972,6 +972,41 @@ def _gather_rows_cases(p: str) -> Iterator[OpCase]:
                      float(2 * elt * n_idx * d + 8 * n_idx), setup)
 
 
+# permute + contiguous over rank 2..5 tensors and every kind of permutation (innermost axis kept or moved), 64 K to
+# 64 M elements: PyTorch's copy kernel runs a thread per output element with an offset calculator, so the time
+# follows the elements more than the bytes (the transpose family, H200: ~5-7 ps an element at fp32 and fp16 alike
+# when the innermost axis moves, ~3 when it stays)
+def _draw_transpose(r) -> tuple | None:
+    import itertools
+
+    rank = r.choice((2, 3, 3, 4, 4, 4, 5))
+    shape = tuple(r.choice((2, 3, 4, 7, 8, 12, 16, 32, 49, 64, 96, 128, 196, 256, 512, 768, 1024))
+                  for _ in range(rank))
+    perms = [q for q in itertools.permutations(range(rank)) if q != tuple(range(rank))]
+    perm = r.choice(perms)
+    moved = [i for i in range(rank) if shape[i] > 1]
+    if [i for i in perm if shape[i] > 1] == moved:
+        return None  # only size-1 dims move: a view
+    numel = math.prod(shape)
+    return (shape, perm) if 2 ** 16 <= numel <= 2 ** 26 else None
+
+
+TRANSPOSE_SHAPES = _seeded(21, 40, _draw_transpose)
+
+
+def _transpose_broad_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for shape, perm in TRANSPOSE_SHAPES:
+        numel = math.prod(shape)
+
+        def setup(shape=shape, perm=perm):
+            x = _rand(shape, p)
+            return lambda: x.permute(*perm).contiguous()
+        kind = "inner_kept" if perm[-1] == len(shape) - 1 else "inner_moved"
+        yield OpCase("permute_contiguous", "transpose_broad", p, {"shape": list(shape), "perm": list(perm),
+                                                                   "kind": kind}, 0.0, 2.0 * elt * numel, setup)
+
+
 def _draw_conv3d(r) -> tuple | None:
     n = r.choice((1, 2, 8))
     cin = r.choice((3, 16, 32, 64, 128, 256, 512))
@@ -1364,7 +1399,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "group_norm_shapes": _group_norm_shapes_cases, "loop_kernels": _loop_kernels_cases,
     "short_rows": _short_rows_cases, "linear_thin": _linear_thin_cases,
     "conv_depthwise_taps": _conv_depthwise_taps_cases, "softmax_axis": _softmax_axis_cases,
-    "gather_rows": _gather_rows_cases,
+    "gather_rows": _gather_rows_cases, "transpose_broad": _transpose_broad_cases,
 }
 
 
