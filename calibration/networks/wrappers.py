@@ -931,3 +931,61 @@ def _first_output(forward):
         return out[0] if isinstance(out, tuple) else out
 
     return first
+
+
+class StackedFrameEncoder(nn.Module):
+    """Hugging Face speech encoder on low-frame-rate stacked filterbank frames (Fun-ASR-Nano's SenseVoice SAN-M
+    encoder: forward takes (batch, frames, 7 x 80)) -> last_hidden_state, every frame valid: the FSMN branches get an
+    all-ones frame mask (as the library's feature extractor gives an unpadded batch) and the attention no mask, the
+    program eager mode runs for an unpadded batch (the library drops an all-true mask for SDPA; under tracing it would
+    materialise it), in the graph alike. Its sinusoid table (2049 x 560, a non-persistent buffer) is made a state-dict
+    buffer (else written into the graph as a 4.6 MB constant; the same values)."""
+
+    def __init__(self, encoder: nn.Module):
+        super().__init__()
+        _no_attention_mask(type(encoder).__module__)
+        for m in encoder.modules():
+            m._non_persistent_buffers_set.clear()
+        self.encoder = encoder
+
+    def forward(self, x):
+        mask = torch.ones(x.shape[:2], dtype=torch.long, device=x.device)
+        return self.encoder(input_features=x, input_features_mask=mask).last_hidden_state
+
+
+def _no_attention_mask(module_name: str) -> None:
+    """Make `module_name`'s create_bidirectional_mask return None (no padding: attention over every frame)."""
+    import sys
+
+    mod = sys.modules[module_name]
+    if getattr(getattr(mod, "create_bidirectional_mask", None), "_zoo_no_mask", False):
+        return
+
+    def create_bidirectional_mask(*args, **kwargs):
+        return None
+
+    create_bidirectional_mask._zoo_no_mask = True
+    mod.create_bidirectional_mask = create_bidirectional_mask
+
+
+class OpenVocabularyDetections(nn.Module):
+    """Hugging Face open-vocabulary detector (OWLv2) on an image and a fixed set of text queries (a buffer of
+    `num_queries` token sequences of `query_len` ids, the same for every image, as a user's query list is) -> every
+    patch's query logits, box and objectness, flattened and joined. The text tower runs on the queries of every image,
+    as the model's forward does. Its non-persistent buffers (the box bias of every patch, position ids) are made
+    state-dict buffers (else written into the graph as constants; the same values)."""
+
+    def __init__(self, model: nn.Module, num_queries: int = 4, query_len: int = 16, vocab_size: int = 49408):
+        super().__init__()
+        for m in model.modules():
+            m._non_persistent_buffers_set.clear()
+        self.model = model
+        g = torch.Generator().manual_seed(0)
+        ids = torch.randint(1, vocab_size - 1, (num_queries, query_len), generator=g)
+        ids[:, -1] = vocab_size - 1     # each query ends with the end-of-text id (the pooled token)
+        self.register_buffer("query_ids", ids)
+
+    def forward(self, x):
+        ids = self.query_ids.repeat(x.shape[0], 1)
+        out = self.model(input_ids=ids, pixel_values=x)
+        return torch.cat([out.logits.flatten(1), out.pred_boxes.flatten(1), out.objectness_logits.flatten(1)], dim=1)

@@ -199,3 +199,26 @@ def test_every_spent_blind_network_has_one_committed_export(split):
     paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in nets}
     assert all(p is not None for p in paths.values())
     assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == dynamo
+
+
+BLIND20 = sorted(["fun_asr_nano_encoder", "diffllama_4l", "owlv2_base_960", "efficientvim_m4"])
+
+
+def test_the_twentieth_blind_set_is_its_own_split_of_new_families():
+    """Chosen before any measurement: 4 families apart from every other network; not read by any fit."""
+    from calibration.fit.fit import training_cases  # noqa: F401 (the fit's split filter: train only)
+
+    assert "blind20" in zoo.SPLITS and sorted(zoo.names("blind20", include_extra=True)) == BLIND20
+    assert not set(BLIND20) & set(zoo.names())
+    fams = {zoo.NETWORKS[n].arch_family for n in BLIND20}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.name not in BLIND20}
+    assert len(fams) == 4 and not fams & others
+
+
+def test_every_blind20_network_has_a_committed_export():
+    """TorchScript, all four."""
+    from calibration.fit.dataset import onnx_export
+
+    paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in BLIND20}
+    assert all(p is not None for p in paths.values())
+    assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == set()
