@@ -25,11 +25,12 @@ from .micro_fit import MICROBENCH, bmm_node, conv_node, microbench_rows, row_par
 FIT_FAMILIES = ("conv_resnet50", "conv_broad", "conv_transpose", "conv_depthwise", "gemm", "gemm_broad", "bmm",
                 "elementwise", "norm", "layer_norm_rows", "softmax", "softmax_rows", "pool", "transpose",
                 "conv1d", "conv3d", "conv_large", "pool_broad", "data", "sdpa_broad", "sdpa_long", "reduce_shapes",
-                "group_norm_shapes", "loop_kernels")
+                "group_norm_shapes", "loop_kernels", "conv_depthwise_taps")
 # families measured on another GPU only, read from its microbenchmark folder and priced on its transferred profile
 # with the same parameters (the device's card that session): reduce_kernel's shapes (h100/microbench/run12),
 # native_group_norm's (run13), torch.cumsum's scans (run14)
-OTHER_GPU_FAMILIES: dict[str, tuple[str, ...]] = {"h100": ("reduce_shapes", "group_norm_shapes", "loop_kernels")}
+OTHER_GPU_FAMILIES: dict[str, tuple[str, ...]] = {"h100": ("reduce_shapes", "group_norm_shapes", "loop_kernels",
+                                                               "conv_depthwise_taps")}
 # the ops a family gives the fit where it measured more: loop_kernels' conv1d calls (padding 63) ran other cuDNN
 # kernels than the networks' padding-64 positional convolution of the same size (SpeechT5's H100 kernel table, fp16
 # batch 32: implicit_convolve_sgemm at 4.9 TFLOP/s where the call ran at 11.8), so they do not stand for it; its

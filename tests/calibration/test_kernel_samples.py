@@ -91,7 +91,8 @@ def test_reduction_rows_of_the_h100_are_one_reduce_kernel_each():
     from predictor.graph.runtime import WELFORD
 
     fams, profile, root = [s for s in _micro_sources(FIT_FAMILIES, load_profile("h200")) if s[0] != FIT_FAMILIES][0]
-    assert fams == OTHER_GPU_FAMILIES["h100"] == ("reduce_shapes", "group_norm_shapes", "loop_kernels") \
+    assert fams == OTHER_GPU_FAMILIES["h100"] == ("reduce_shapes", "group_norm_shapes", "loop_kernels",
+                                                  "conv_depthwise_taps") \
         and profile.name == "h100" \
         and root.parts[-2] == "h100"
     xs = [x for x in micro_costs(fams, profile, root) if x[0]["family"] == "reduce_shapes"]
@@ -100,6 +101,21 @@ def test_reduction_rows_of_the_h100_are_one_reduce_kernel_each():
            and r["params"] == '{"outputs":32,"R":6272,"layout":"inner"}']
     assert len(var) == 1 and WELFORD in var[0][1].work.notes
     assert var[0][1].work.thread_loop == (98, 2 * 512, 2048, 32 * 6272 * 4)
+
+
+def test_depthwise_taps_rows_of_the_h100_are_depthwise_convolutions_with_their_outputs_as_rows():
+    """conv_depthwise_taps (h100/microbench/run17): 240 calls (80 shapes x fp32/fp16/bf16) enter the fit as one
+    depthwise Conv node each, of class depthwise or depthwise_large by the kernel's shape, each output a row."""
+    from calibration.fit.kernel_samples import OTHER_GPU_FAMILIES
+    from calibration.fit.micro_fit import MICROBENCH
+    from predictor.graph.opclass import kernel_class
+
+    xs = micro_costs(("conv_depthwise_taps",), load_profile("h100"), MICROBENCH.parents[1] / "h100" / "microbench")
+    assert "conv_depthwise_taps" in OTHER_GPU_FAMILIES["h100"] and len(xs) == 240
+    assert {kernel_class(n) for _, n, _ in xs} == {"depthwise", "depthwise_large"}
+    one = [c for r, _, c in xs if r["precision"] == "fp32" and r["params"].startswith('{"N":32,"C":256,"spatial":[2048],')
+           and '"kernel":[7]' in r["params"]]
+    assert len(one) == 1 and one[0].kernels >= 1 and one[0].work.rows == 32 * 256 * 2048
 
 
 def test_group_norm_rows_of_the_h100_carry_the_row_moments_loop():
