@@ -604,18 +604,20 @@ def _resize_cases(p: str) -> Iterator[OpCase]:
 
 
 def _transpose_cases(p: str) -> Iterator[OpCase]:
-    elt = ELT_BYTES[p]
     cases = [("nchw_to_nhwc", (1, 64, 112, 112), (0, 2, 3, 1)), ("nchw_to_nhwc", (32, 64, 112, 112), (0, 2, 3, 1)),
              ("nchw_to_nhwc", (32, 256, 56, 56), (0, 2, 3, 1)), ("bshd_to_bhsd", (32, 128, 12, 64), (0, 2, 1, 3)),
              ("bshd_to_bhsd", (1, 128, 12, 64), (0, 2, 1, 3)), ("2d_transpose", (4096, 4096), (1, 0))]
     for kind, shape, perm in cases:
-        numel = math.prod(shape)
+        yield _permute_case(p, "transpose", shape, perm, kind)
 
-        def setup(shape=shape, perm=perm):
-            x = _rand(shape, p)
-            return lambda: x.permute(*perm).contiguous()
-        yield OpCase("permute_contiguous", "transpose", p, {"shape": list(shape), "perm": list(perm), "kind": kind},
-                     0.0, 2.0 * elt * numel, setup)
+
+def _permute_case(p: str, family: str, shape: tuple, perm: tuple, kind: str) -> OpCase:
+    """``x.permute(*perm).contiguous()`` of an [shape] tensor: reads and writes every element once."""
+    def setup(shape=shape, perm=perm):
+        x = _rand(shape, p)
+        return lambda: x.permute(*perm).contiguous()
+    return OpCase("permute_contiguous", family, p, {"shape": list(shape), "perm": list(perm), "kind": kind},
+                  0.0, 2.0 * ELT_BYTES[p] * math.prod(shape), setup)
 
 
 def _sdpa_cases(p: str) -> Iterator[OpCase]:
@@ -995,16 +997,9 @@ TRANSPOSE_SHAPES = _seeded(21, 40, _draw_transpose)
 
 
 def _transpose_broad_cases(p: str) -> Iterator[OpCase]:
-    elt = ELT_BYTES[p]
     for shape, perm in TRANSPOSE_SHAPES:
-        numel = math.prod(shape)
-
-        def setup(shape=shape, perm=perm):
-            x = _rand(shape, p)
-            return lambda: x.permute(*perm).contiguous()
         kind = "inner_kept" if perm[-1] == len(shape) - 1 else "inner_moved"
-        yield OpCase("permute_contiguous", "transpose_broad", p, {"shape": list(shape), "perm": list(perm),
-                                                                   "kind": kind}, 0.0, 2.0 * elt * numel, setup)
+        yield _permute_case(p, "transpose_broad", shape, perm, kind)
 
 
 def _draw_conv3d(r) -> tuple | None:

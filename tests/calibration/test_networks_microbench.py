@@ -147,3 +147,18 @@ def test_linear_thin_cases():
     c = next(c for c in cases if c.precision == "bf16" and c.params == {"M": 1229312, "N": 4, "K": 4})
     assert c.op == "linear" and c.flops == 2.0 * 1229312 * 4 * 4
     assert c.bytes == 2 * (1229312 * 4 + 4 * 4 + 1229312 * 4)
+
+
+def test_transpose_broad_family_moves_real_permutations():
+    """40 seeded permutations of rank 2-5 tensors (64 K to 64 M elements), none a view, at fp32/fp16/bf16 (no tf32:
+    not a tensor-core family); each call reads and writes every element once."""
+    import math
+
+    cases = mb.enumerate_cases(("transpose_broad",), mb.FLOAT_PRECISIONS)
+    assert len(cases) == 3 * 40 and {c.precision for c in cases} == {"fp32", "fp16", "bf16"}
+    for c in cases:
+        shape, perm = c.params["shape"], c.params["perm"]
+        assert 2 ** 16 <= math.prod(shape) <= 2 ** 26 and sorted(perm) == list(range(len(shape)))
+        assert [i for i in perm if shape[i] > 1] != [i for i in range(len(shape)) if shape[i] > 1]
+        assert c.bytes == 2 * mb.ELT_BYTES[c.precision] * math.prod(shape)
+        assert c.params["kind"] == ("inner_kept" if perm[-1] == len(shape) - 1 else "inner_moved")
