@@ -64,4 +64,6 @@ def main(out):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python3 calibration/scripts/sdpa_layout_probe.py OUT.csv")
     main(sys.argv[1])
