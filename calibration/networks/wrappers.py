@@ -989,3 +989,113 @@ class OpenVocabularyDetections(nn.Module):
         ids = self.query_ids.repeat(x.shape[0], 1)
         out = self.model(input_ids=ids, pixel_values=x)
         return torch.cat([out.logits.flatten(1), out.pred_boxes.flatten(1), out.objectness_logits.flatten(1)], dim=1)
+
+
+class KeypointPairMatches(nn.Module):
+    """Hugging Face SuperGlue matcher on the keypoints of an image pair, as a detector gives them (forward takes
+    (batch, 2, keypoints, 2 + 1 + 256): each keypoint's x, y in pixels of a `height` x `width` image, its score and
+    its 256-d descriptor) -> both images' matching scores and matches (the index of the matched keypoint, -1 where
+    none), flattened and joined. The model's own matching of an image pair (_match_image_pair: keypoint encoder,
+    self/cross attentional GNN, Sinkhorn optimal transport, mutual nearest neighbours) runs as the library writes it,
+    static-shape for a fixed keypoint count; its SuperPoint detector (the zoo's superpoint_dense) is dropped, never
+    run: the keypoints are the input, as a matcher is run on stored detections."""
+
+    def __init__(self, model: nn.Module, height: int = 480, width: int = 640):
+        super().__init__()
+        model.keypoint_detector = None
+        self.model = model
+        self.height, self.width = height, width
+
+    def forward(self, x):
+        keypoints, scores, descriptors = x[..., :2], x[..., 2], x[..., 3:]
+        matches, matching_scores, _, _ = self.model._match_image_pair(keypoints, descriptors, scores, self.height,
+                                                                      self.width)
+        return torch.cat([matching_scores.flatten(1), matches.flatten(1).to(matching_scores.dtype)], dim=1)
+
+
+class PackedCodecEncoder(nn.Module):
+    """Hugging Face X-Codec2 speech codec's encoder on frames of 20 ms that pack both of its inputs (forward takes
+    (batch, frames, 320 + 160): each frame's 320 waveform samples at 16 kHz and its 160 stacked log-mel features,
+    which the feature extractor makes at the same 50 frames a second) -> the frame codes (as floats) and the quantized
+    latents, flattened and joined. encode() runs as the library writes it: the w2v-BERT 2.0 semantic encoder on the
+    features, its conv adapter, the acoustic encoder on the waveform, the joint projection and the FSQ quantizer; the
+    latents are returned too because the quantizer always computes them (else the graph would drop what eager mode
+    runs). encode() runs under no_grad, a tokenizer's inference program (the library runs its semantic half so
+    already): the TorchScript trace of the acoustic encoder's anti-aliased activations at 16 kHz otherwise held every
+    activation for backward (14.5 GB at the example batch of 2). The resamplers' kaiser-sinc filters (non-persistent
+    buffers) are made state-dict buffers (else, expanded to every channel, they are written into the graph as
+    constants; the same values)."""
+
+    def __init__(self, model: nn.Module, samples_per_frame: int = 320):
+        super().__init__()
+        model.acoustic_decoder = None    # decode() only (Vocos: an inverse STFT), never run by encode()
+        for m in model.modules():
+            if type(m).__name__ in ("Xcodec2UpSample1d", "Xcodec2DownSample1d"):
+                m._non_persistent_buffers_set.clear()
+                m.forward = _static_channel_resample(m)
+        self.model = model
+        self.samples_per_frame = samples_per_frame
+
+    def forward(self, x):
+        waveform = x[..., :self.samples_per_frame].reshape(x.shape[0], 1, -1)
+        features = x[..., self.samples_per_frame:]
+        with torch.no_grad():
+            out = self.model.encode(waveform, features, output_latents=True)
+        return torch.cat([out.audio_codes.flatten(1).to(out.latents.dtype), out.latents.flatten(1)], dim=1)
+
+
+def _static_channel_resample(module: nn.Module):
+    """X-Codec2's anti-aliasing up-/down-sampler's forward (Xcodec2UpSample1d: replicate pad, a depthwise transposed
+    conv by its kaiser-sinc filter, scale and trim; Xcodec2DownSample1d: replicate pad, a depthwise strided conv), the
+    library's code but for the channel count the filter is expanded to, read as a Python int: traced from the input's
+    shape, it left the kernel's shape unknown to the TorchScript exporter (the same values, the same kernels)."""
+    import torch.nn.functional as F
+
+    if type(module).__name__ == "Xcodec2UpSample1d":
+        def forward(hidden_states):
+            channels = int(hidden_states.shape[1])
+            hidden_states = F.pad(hidden_states, (module.pad, module.pad), mode="replicate")
+            hidden_states = module.ratio * F.conv_transpose1d(
+                hidden_states, module.filter.to(hidden_states.dtype).expand(channels, -1, -1), stride=module.stride,
+                groups=channels)
+            return hidden_states[..., module.pad_left: -module.pad_right]
+    else:
+        def forward(hidden_states):
+            channels = int(hidden_states.shape[1])
+            hidden_states = F.pad(hidden_states, (module.pad_left, module.pad_right), mode="replicate")
+            return F.conv1d(hidden_states, module.filter.to(hidden_states.dtype).expand(channels, -1, -1),
+                            stride=module.stride, groups=channels)
+    return forward
+
+
+class TableStructureTokens(nn.Module):
+    """Hugging Face SLANeXt table structure recognizer (a SAM ViT-B encoder, a strided conv, then the SLA head: an
+    attention-GRU decoder that feeds back its argmax token as a one-hot, re-projecting the 16 x 16 feature map at
+    every step) -> the structure-token probabilities of every step (batch, max_text_length + 1, tokens). The head's
+    loop runs all max_text_length + 1 steps, the fixed-length program the Paddle inference graph runs: the library
+    stops once every sequence of the batch has emitted its end token, a data-dependent exit whose host sync no graph
+    holds (with the same values for the steps both run). The head runs in the module's dtype: the library's casts its
+    features to fp32 (zeros and .float()), which against half weights fails at fp16/bf16."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.backbone = model.backbone
+        self.cell = model.head.structure_attention_cell
+        self.generator = model.head.structure_generator
+        self.steps = model.config.max_text_length + 1
+        self.tokens = model.config.out_channels
+        self.hidden = model.config.hidden_size
+
+    def forward(self, x):
+        import torch.nn.functional as F
+
+        feats = self.backbone(x).last_hidden_state
+        state = feats.new_zeros(feats.shape[0], self.hidden)
+        token = torch.zeros(feats.shape[0], dtype=torch.long, device=feats.device)
+        preds = []
+        for _ in range(self.steps):
+            state, _ = self.cell(state, feats, F.one_hot(token, self.tokens).to(feats.dtype))
+            step = self.generator(state)
+            token = step.argmax(dim=1)
+            preds.append(step)
+        return F.softmax(torch.stack(preds, dim=1), dim=-1, dtype=torch.float32).to(feats.dtype)

@@ -201,3 +201,27 @@ def test_every_spent_blind_network_has_one_committed_export(split):
     paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in nets}
     assert all(p is not None for p in paths.values())
     assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == dynamo
+
+
+BLIND21 = sorted(["superglue_1024kp", "granite_swa_4l", "xcodec2_encoder", "slanext_wired"])
+
+
+def test_the_twenty_first_blind_set_is_its_own_split_of_new_families():
+    """Chosen before any measurement: 4 families apart from every other network; not read by any fit."""
+    from calibration.fit.fit import training_cases  # noqa: F401 (the fit's split filter: train only)
+
+    assert "blind21" in zoo.SPLITS and sorted(zoo.names("blind21", include_extra=True)) == BLIND21
+    assert sorted(zoo.parse_names("blind21")) == BLIND21
+    assert not set(BLIND21) & set(zoo.names())
+    fams = {zoo.NETWORKS[n].arch_family for n in BLIND21}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.name not in BLIND21}
+    assert len(fams) == 4 and not fams & others
+
+
+def test_every_blind21_network_has_a_committed_export():
+    """TorchScript, all four."""
+    from calibration.fit.dataset import onnx_export
+
+    paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in BLIND21}
+    assert all(p is not None for p in paths.values())
+    assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == set()
