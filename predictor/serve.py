@@ -9,8 +9,8 @@ Two kinds of graph:
   [batch, kv_heads, past, head_dim], or rank-5 [2, batch, kv_heads, past, head_dim] holding K and V): a decode step at context C binds the token input to [batch, 1] and every
   past input to [batch, kv_heads, C, head_dim] (an attention mask to [batch, C + 1], position ids to [batch, 1])
   and predicts the graph. Its ``Concat(past, new)`` nodes are how exporters write the cache; a serving engine
-  appends in place (a static or paged cache), so their time is scaled to the appended token's share,
-  1 / (C + 1). Prefill binds the token input to [batch, prompt] with a 1-token past (when the graph's sequence
+  appends in place (a static or paged cache): each is costed as one copy of the new token (:func:`mark_kv_appends`),
+  and attention reads the cache from HBM. Prefill binds the token input to [batch, prompt] with a 1-token past (when the graph's sequence
   axis is symbolic). A graph exported with fixed past inputs (fixed batch and past length) is re-bound: those axes
   (and the token input's batch, its length when not 1, the mask's) made symbolic; it is refused in one line when
   its outputs do not follow (a constant holds the export's batch or past length).
@@ -197,8 +197,9 @@ def _weight_bytes(graph, pol) -> float:
 
 # ----------------------------------------------------------------------------- prediction
 def predict_step(path, profile, precision, cal, shapes, batch, weights: str = "float",
-             source=None) -> tuple[object, NetworkPrediction]:
-    """``source``: the model re-bound by :func:`_rebindable` (read once), else the file is loaded."""
+             source=None, past_names: frozenset = frozenset()) -> tuple[object, NetworkPrediction]:
+    """``source``: the model re-bound by :func:`_rebindable` (read once), else the file is loaded. ``past_names``: a
+    decode step's cache inputs, whose Concat(past, new) nodes run as in-place appends (:func:`mark_kv_appends`)."""
     from .graph.loader import load, load_model_proto
     from .predict import predict_graph
     from .weight_quant import quantise_weights
@@ -210,7 +211,32 @@ def predict_step(path, profile, precision, cal, shapes, batch, weights: str = "f
     else:
         g = load(path, batch=batch, shapes=shapes)
     g, _ = quantise_weights(g, weights)
+    if past_names:
+        g = mark_kv_appends(g, past_names)
     return g, predict_graph(g, profile, precision, cal, batch=batch)
+
+
+def mark_kv_appends(g, past_names: frozenset):
+    """``g`` with each Concat that reads a past input directly marked KV_APPEND (graph/context.py): a serving engine
+    appends the new token to a static or paged cache in place, one copy kernel a layer and tensor (measured on the
+    H100: 48 ``aten::copy_`` kernels of ~2.5 us a GPT-2-medium decode step, calibration/data/h100/llm_decode_profile),
+    and attention then reads the cache from HBM, not from an L2 the Concat just wrote."""
+    from dataclasses import replace
+
+    from .graph.context import KV_APPEND
+    from .types import with_attrs
+
+    def past_index(n) -> int | None:
+        for k, t in enumerate(n.inputs):
+            if t is not None and t.name in past_names:
+                return k
+        return None
+
+    nodes = []
+    for n in g.nodes:
+        k = past_index(n) if n.op_type == "Concat" else None
+        nodes.append(n if k is None else with_attrs(n, {KV_APPEND: k}))
+    return replace(g, nodes=tuple(nodes))
 
 
 def _rebindable(path: str, inp: _Inputs):
@@ -312,21 +338,6 @@ def _check_rebound(g, inp: _Inputs, seq: int) -> None:
                              f"{got} at {seq} tokens): export it with a dynamic sequence axis")
 
 
-def in_place_cache(pred: NetworkPrediction, past_names: set[str], context: int) -> float:
-    """Total time with each Concat(past, new) scaled to the appended token's share."""
-    total = 0.0
-    for o in pred.ops:
-        t = o.time_s
-        if o.cost.op_type == "Concat" and _reads_past(o, past_names):
-            t = t / (context + 1)
-        total += t
-    return total
-
-
-def _reads_past(op, past_names: set[str]) -> bool:
-    return any(name in past_names for name in op.cost.work.input_bytes)
-
-
 def predict_serving(path: str, profile, precision: str = "fp16", calibration=None, prompt: int = 512,
                     context: int = 2048, batches=DEFAULT_BATCHES, contexts=DEFAULT_CONTEXTS,
                     prefill_batch: int = 1, weights: str = "float") -> ServePrediction:
@@ -350,7 +361,7 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
     if inp.past:
         kind = "decode"
         kv = _kv_from_past(inp)
-        past_names = {n for n, _ in inp.past}
+        past_names = frozenset(n for n, _ in inp.past)
         source = _rebindable_decode(path, inp)
         fixed_inp = inp
         if source is not None:
@@ -366,7 +377,7 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
             for b in batches:
                 try:
                     g, pred = predict_step(path, profile, precision, calibration, step_shapes(inp, b, 1, c), b,
-                                           weights, source)
+                                           weights, source, past_names)
                     if source is not None:
                         _check_rebound_decode(g, fixed_inp, b, 1, c)
                 except PredictorError as e:
@@ -375,11 +386,12 @@ def predict_serving(path: str, profile, precision: str = "fp16", calibration=Non
                     _, dims = fixed_inp.past[0]
                     raise PredictorError(f"serve: the graph's batch and past length ({list(dims)}) are built into "
                                          f"its constants ({e}): export it with dynamic batch and past axes") from None
-                t = in_place_cache(pred, past_names, c)
+                t = pred.total_time_s
                 decode_points.append(DecodePoint(b, c, t, b / t, float(b * c * kv.bytes_per_token(elem)), True))
                 if b == batches[0] and c == context:
                     decode_flops, decode_bytes = pred.total_flops, pred.total_bytes(MemLevel.HBM)
-        notes.append("decode: the graph's Concat(past, new) cache nodes scaled to an in-place append (1 / (C + 1))")
+        notes.append("decode: the graph's Concat(past, new) cache nodes run as in-place appends (one copy of the new "
+                     "token; attention reads the cache from HBM)")
         if seq_symbolic:
             gp, pp = predict_step(path, profile, precision, calibration, step_shapes(inp, prefill_batch, prompt, 1),
                                   prefill_batch, weights, source)

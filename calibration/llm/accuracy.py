@@ -6,7 +6,7 @@ DIR holds what ``calibration/llm/serving.py`` wrote: ``serving.json`` (the CUDA-
 ``onnx/<arch>.{prefill,decode}.onnx`` (the graphs of the same decoders). Each measured case is predicted from the
 graph of its kind at its own sizes and precision: a prefill case from the prefill graph with input_ids
 [batch, prompt]; a decode case from the decode graph with the past bound to the context (the exporter's
-Concat(past, new) counted as the in-place append the measured static cache does, as ``predict serve`` does).
+Concat(past, new) run as the in-place append the measured static cache does, as ``predict serve`` does).
 Writes the per-case table and the MAPE per (architecture, kind) and overall; prints a summary.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 def predict_case(case: dict, onnx_dir: Path, profile, cal) -> float:
     """Predicted seconds of one measured case (prefill or decode)."""
-    from predictor.serve import decoder_inputs, in_place_cache, predict_step, step_shapes
+    from predictor.serve import decoder_inputs, predict_step, step_shapes
 
     kind, b = case["kind"], int(case["batch"])
     path = str(onnx_dir / f"{case['arch']}.{kind}.onnx")
@@ -29,8 +29,9 @@ def predict_case(case: dict, onnx_dir: Path, profile, cal) -> float:
         _, pred = predict_step(path, profile, case["precision"], cal, {inp.tokens: (b, int(case["prompt"]))}, b)
         return pred.total_time_s
     c = int(case["context"])
-    _, pred = predict_step(path, profile, case["precision"], cal, step_shapes(inp, b, 1, c), b)
-    return in_place_cache(pred, {n for n, _ in inp.past}, c)
+    _, pred = predict_step(path, profile, case["precision"], cal, step_shapes(inp, b, 1, c), b,
+                           past_names=frozenset(n for n, _ in inp.past))
+    return pred.total_time_s
 
 
 def run(data_dir: str, gpu: str = "h200", onnx_dir: str = "", calibration: str = "") -> dict:

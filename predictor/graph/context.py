@@ -26,6 +26,9 @@ STRIDED_VIEW = "strided_view"
 STRIDED_INPUT = "strided_input"
 # Node.attrs mark set by predictor/causal_mask.py: builds a causal mask that fused attention applies itself (no kernel)
 CAUSAL_MASK = "causal_mask"
+# Node.attrs mark set by predictor/serve.py on a decode step's Concat(past, new): the serving engine's in-place append
+# to a static or paged KV cache (one copy of the new token; the cache stays in HBM); the value is the past input's index
+KV_APPEND = "kv_append"
 
 class ShapeUnknown(Exception):
     """A formula needed a shape that the loader could not infer."""

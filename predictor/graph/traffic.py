@@ -50,7 +50,8 @@ Starting point: compulsory bytes (every input read once, every output written on
     ``resident_fraction`` of the L2 (0.5: lines read by SMs on both sides are held in both partitions,
     so the distinct-data capacity is about half the nominal size). Weights (initializers) and graph
     inputs come from HBM on first use. Outputs are written back to HBM in full (write-back L2, evicted
-    later). All or nothing per tensor; ignores set conflicts, compression, prefetch.
+    later). All or nothing per tensor; ignores set conflicts, compression, prefetch. A decode step's in-place
+    KV-cache append (graph/context.KV_APPEND) writes one token: the cache it returns is not counted as resident.
   - ``"replay"`` (how Nsight Compute measures with kernel replay and ``--cache-control none``): ncu saves
     the memory a kernel can reach before the first pass and restores what it writes before every other
     pass, so a kernel starts with only its *own output buffers* in L2. Measured on the H200: a kernel
@@ -79,6 +80,7 @@ from typing import Mapping, Sequence
 from ..precision import FLOAT_DTYPES, dtype_bytes
 from ..frozen import frozen_dataclass
 from ..types import MemLevel, Node, OpWork, TensorInfo, Unit, WorkKind, frozen_map
+from .context import KV_APPEND
 from .opclass import op_class
 from .registry import op_traits
 
@@ -384,9 +386,10 @@ class HierarchicalTraffic:
             else:
                 hbm = work.bytes_read + work.bytes_written
             touched += compulsory
-            for t in node.outputs:
-                if t.name:
-                    produced_at[t.name] = touched
+            if KV_APPEND not in node.attrs:  # an in-place cache append writes one token: the cache is not in L2
+                for t in node.outputs:
+                    if t.name:
+                        produced_at[t.name] = touched
             lk = (l1, l2, hbm)
             levels = shared.get(lk)
             if levels is None:  # nodes with equal bytes (a network's repeated layers) share one read-only map

@@ -30,17 +30,27 @@ from __future__ import annotations
 
 from ...fastinit import fast_replace as replace
 from ...types import OpWork
-from ..context import SLICE_ASSIGN, STRIDED_GATHER, OpContext, ShapeUnknown
+from ..context import KV_APPEND, SLICE_ASSIGN, STRIDED_GATHER, OpContext, ShapeUnknown
 from ._common import (INT64_BYTES, attr, host_constant, in_elem_bytes, input_reads, inputs_bytes, norm_axis, prod,
                       register, str_attr, with_input_reads, work_plan)
 from .reduction import REDUCE_THREADS_PER_SM
 
 
+NOTE_KV_APPEND = "KV-cache append in place: one copy of the new tokens (the cache is not copied)"
+
+
 @register("Concat", cls="copy")
 def concat(ctx: OpContext) -> OpWork:
-    """torch.cat: 1 kernel, 0 FLOPs, compulsory bytes; free when folded shape arithmetic."""
+    """torch.cat: 1 kernel, 0 FLOPs, compulsory bytes; free when folded shape arithmetic. A decode step's
+    Concat(past, new) marked KV_APPEND (predictor/serve.py) is a static cache's ``k_cache[:, :, pos] = k``: one copy
+    kernel reading and writing the new tokens only."""
     if host_constant(ctx):
         return ctx.free_view()
+    past = ctx.node.attrs.get(KV_APPEND)
+    if past is not None:
+        new_b = inputs_bytes(ctx, [i for i in range(ctx.n_inputs) if i != past])
+        return with_input_reads(ctx.work(bytes_read=new_b, bytes_written=new_b, notes=(NOTE_KV_APPEND,)),
+                                input_reads(ctx, {past: 0.0}))
     return ctx.work()
 
 
