@@ -894,7 +894,8 @@ CLASS_NOTES = {
                  "on the layer_norm_rows microbenchmarks 100,352 rows take 151 us at 64 elements and 303 us at 1,024, "
                  "152 us for 770 MB more (5.1 TB/s, above the HBM ceiling): rows and bytes overlap there, which the "
                  "sum does not express",
-    "attention": "row_s is the cost of one query block (B x H x query tiles, timing/features.attention_blocks: the "
+    "attention": "row_s is the cost of one query block (B x H x query tiles of 128 rows at 16-bit, 64 at fp32/tf32: "
+                 "timing/features.attention_blocks, attention_tile_for; the "
                  "queries' load, the key pipeline's ramp, the output's normalisation and store), eff_compute the key "
                  "loop's rate against the ERT GEMM ceiling (the softmax's FLOPs at the CUDA-core one); no fitted call "
                  "is memory-bound, so eff_memory (0.5 at fp32, 1.0 at 16-bit) is not set by attention data (the "

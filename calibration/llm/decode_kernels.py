@@ -7,8 +7,9 @@ Per architecture, batch and context: the decoder of calibration/llm/decoders.py 
 of context + 64 positions, 3 warm-up decode steps, then one step profiled with module ranges (the eager kernels
 the step's CUDA graph replays; calibration/networks/kernel_table.py). Writes DIR/decode_kernels.json: environment,
 configs and per case its kernel rows (name, duration, module path, aten op, input shapes). What it is for: decode
-steps are predicted 5-18% fast (calibration/data/llm/h200/accuracy_fused.json) while their attention kernel alone is
-predicted slow (microbenchmark run 10), so other kernels of the step are under-priced; these rows say which.
+steps were predicted 5-18% fast (2026-12-06) while their attention kernel alone was predicted slow (microbenchmark
+run 10), so other kernels of the step were under-priced; these rows say which (the append copies and the rotary
+tables: predictor/serve.mark_kv_appends, graph/runtime.py const_fold; calibration/data/llm/h200/accuracy.json).
 """
 from __future__ import annotations
 

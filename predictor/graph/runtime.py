@@ -826,12 +826,16 @@ def _stacked_rnn(ix: _Index, node: Node):
 
 
 
-_SMALL = 4096
+# elements from which a value computed from constants and shapes is a device tensor in eager PyTorch: scalars and
+# shape vectors are Python numbers and tuples (an attention scale, a reshape target), a longer tensor is built by
+# device kernels every forward (torch.arange(n, device=...) and what follows it: rotary tables, position grids, masks)
+_SMALL = 8
 
 
 @pattern("const_fold")
 def _const_fold(ix: _Index, node: Node):
-    """Arithmetic on constants alone (attention scales, masks of fixed shape) is a Python value in eager."""
+    """Arithmetic on constants alone of at most _SMALL elements (attention scales, shape arithmetic) is a Python
+    value in eager; a longer result runs its kernels."""
     outs = node.outputs
     if outs and outs[0].shape is not None and prod(outs[0].shape) > _SMALL:  # most nodes: an early no
         return None
@@ -860,8 +864,9 @@ def tensor_iterator(node: Node) -> bool:
 
 
 def _reads_strided(node: Node) -> bool:
-    """A node whose kernel reads a strided view directly: a TensorIterator kernel or a reader of the shape alone."""
-    return tensor_iterator(node) or node.op_type in _SHAPE_READERS
+    """A node whose kernel reads a strided view directly: a TensorIterator kernel, a reader of the shape alone, or a
+    Slice (a view of the view: ``mask[a:b][:, c:d]``, one copy at most where the last view is read)."""
+    return tensor_iterator(node) or node.op_type in _SHAPE_READERS or node.op_type == "Slice"
 
 
 @pattern("slice_views", ("Slice", "Split"))

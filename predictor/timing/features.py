@@ -41,8 +41,9 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
     w = cost.work
     rows = w.rows
     if w.attention_tiles is not None:
-        shape = attention_wave(w.attention_tiles, profile.sm_count, w.attention_causal)
-        rows = rows or attention_blocks(w.attention_tiles)
+        tile = attention_tile_for(precision)
+        shape = attention_wave(w.attention_tiles, profile.sm_count, w.attention_causal, tile)
+        rows = rows or attention_blocks(w.attention_tiles, tile)
     else:
         shape = gemm_shape(cost, node, precision, profile.sm_count)
     return KernelFeatures(
@@ -146,9 +147,18 @@ def gemm_wave(gemm: tuple[int, int, int, int] | None, precision: str, sm_count: 
 # in tiles of as many; shorter sequences run power-of-two tiles (at least 16 rows)
 ATTENTION_TILE = 128
 ATTENTION_SPLIT_KV_BELOW = 16  # fewer query rows (decoding): the kernel splits the keys over blocks instead
+# fp32/tf32: PyTorch's memory-efficient kernel (fmha_cutlassF_f32_aligned_64x64, 3xTF32 on the H100: run18 of
+# calibration/data/h100/microbench) owns 64 query rows a block and steps over 64 keys
+ATTENTION_TILE_FP32 = 64
 
 
-def attention_wave(tiles: tuple[int, int, int, int], sm_count: int, causal: bool = False) -> float:
+def attention_tile_for(precision: str) -> int:
+    """The query (and key) tile of the fused attention kernel a precision runs."""
+    return ATTENTION_TILE_FP32 if precision in ("fp32", "tf32") else ATTENTION_TILE
+
+
+def attention_wave(tiles: tuple[int, int, int, int], sm_count: int, causal: bool = False,
+                   tile: int = ATTENTION_TILE) -> float:
     """Executed over useful work of a fused attention kernel, divided by the share of SMs its blocks keep busy:
     B x H x ceil(Sq / tile) blocks (one wave per SM count), query and key lengths padded to whole tiles; with
     ``causal`` only the key tiles at or below the diagonal (bottom-right aligned, as flash kernels do) run, counted
@@ -160,7 +170,7 @@ def attention_wave(tiles: tuple[int, int, int, int], sm_count: int, causal: bool
     bh, sq, _dv, skv = tiles
     if sq < ATTENTION_SPLIT_KV_BELOW or bh <= 0 or sq <= 0 or skv <= 0:
         return 1.0
-    tq, tk = _attention_tile(sq), _attention_tile(skv)
+    tq, tk = _attention_tile(sq, tile), _attention_tile(skv, tile)
     nq, nk = math.ceil(sq / tq), math.ceil(skv / tk)
     if causal:
         groups = sq // skv if sq > skv and sq % skv == 0 else 1
@@ -169,7 +179,7 @@ def attention_wave(tiles: tuple[int, int, int, int], sm_count: int, causal: bool
                            for i in range(math.ceil(rows / tq)))
     else:
         run = nq * nk
-    return (run * tq * tk) / (sq * skv) / wave_efficiency(attention_blocks(tiles), sm_count)
+    return (run * tq * tk) / (sq * skv) / wave_efficiency(attention_blocks(tiles, tile), sm_count)
 
 
 def attention_loop(tiles: tuple[int, int, int, int] | None) -> float:
@@ -183,7 +193,7 @@ def attention_loop(tiles: tuple[int, int, int, int] | None) -> float:
     return float(skv) if sq >= ATTENTION_SPLIT_KV_BELOW else 0.0
 
 
-def attention_blocks(tiles: tuple[int, int, int, int] | None) -> int:
+def attention_blocks(tiles: tuple[int, int, int, int] | None, tile: int = ATTENTION_TILE) -> int:
     """Thread blocks of a fused attention kernel, B x H x ceil(Sq / tile), each owning a query tile of one head: every
     block loads its queries, ramps up the key pipeline and normalises and writes its output once (the kernel's
     per-block cost, the class's ``row_s``, fitted on the sdpa microbenchmarks and the networks' attention calls).
@@ -194,12 +204,12 @@ def attention_blocks(tiles: tuple[int, int, int, int] | None) -> int:
     bh, sq, _dv, _skv = tiles
     if sq < ATTENTION_SPLIT_KV_BELOW or bh <= 0:
         return 0
-    return bh * math.ceil(sq / _attention_tile(sq))
+    return bh * math.ceil(sq / _attention_tile(sq, tile))
 
 
-def _attention_tile(length: int) -> int:
+def _attention_tile(length: int, tile: int = ATTENTION_TILE) -> int:
     """Tile a flash kernel runs over ``length`` rows: ATTENTION_TILE, or the power of two (>= 16) above a shorter one."""
-    return min(ATTENTION_TILE, max(16, 1 << (length - 1).bit_length()))
+    return min(tile, max(16, 1 << (length - 1).bit_length()))
 
 
 def tile_padding(gemm: tuple[int, int, int, int] | None) -> float:

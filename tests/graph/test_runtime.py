@@ -84,6 +84,30 @@ def test_arithmetic_on_constants_launches_nothing():
     assert costs["sqrt"].kernels == 0 and costs["mul"].kernels == 1
 
 
+def _positions_graph(length: int):
+    """A rotary-style table built every forward from the input's shape: cos(arange(float(x.shape[1]))) scaling x."""
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["shp"], name="shape"), n("Gather", ["shp", "one"], ["len"], axis=0, name="len"),
+             n("Cast", ["len"], ["lenf"], to=1, name="cast"), n("Range", ["zero", "lenf", "step"], ["pos"], name="arange"),
+             n("Cos", ["pos"], ["cos"], name="cos"), n("Mul", ["x", "cos"], ["y"], name="mul")]
+    inits = {"one": np.array(1, np.int64), "zero": np.array(0.0, np.float32), "step": np.array(1.0, np.float32)}
+    return _cost(nodes, [("x", "float32", [2, length])], [("y", "float32", None)], inits)
+
+
+def test_a_table_built_from_shapes_runs_its_kernels_every_forward():
+    # torch.arange(n, device=...) and what follows it are device kernels in eager (the H200/H100 kernel tables of
+    # MViTv2, DiT and the serving benchmark's LLaMA show aten::arange, cos, sin per forward): 16 positions
+    costs = _positions_graph(16)
+    assert [costs[k].kernels for k in ("arange", "cos", "mul")] == [1, 1, 1]
+    # shape arithmetic: Python numbers
+    assert costs["shape"].kernels == 0 and costs["len"].kernels == 0 and costs["cast"].kernels == 0
+
+
+def test_a_value_of_a_shape_vector_size_from_shapes_is_a_python_value():
+    costs = _positions_graph(8)  # 8 elements or fewer: scalars and shape vectors stay on the host
+    assert [costs[k].kernels for k in ("arange", "cast", "cos", "mul")] == [0, 0, 0, 1]
+
+
 def test_stacked_rnn_layers_overlap():
     """The second of two stacked LSTM layers (fed through Squeeze, as exporters write it) overlaps the first."""
     h = 4
@@ -423,6 +447,20 @@ def test_slices_read_by_elementwise_kernels_are_views():
         assert costs[name].kernels == 0 and SLICE_VIEW in costs[name].work.notes
     assert costs["read_h"].kernels == 1 and costs["read_h"].work.bytes_read == 4 * 8 * 2 * 2  # h twice, fp16
     assert costs["read_g"].kernels == 1
+
+
+def test_a_slice_of_a_slice_is_a_view_of_a_view():
+    # mask[0:2][:, 0:4] read by a relu: neither slice copies (the relu reads the strided view)
+    from predictor.graph.runtime import SLICE_VIEW
+
+    n = helper.make_node
+    nodes = [n("Slice", ["x", "s0", "e2", "ax0"], ["rows"], name="rows"),
+             n("Slice", ["rows", "s0", "e4", "ax1"], ["block"], name="block"), n("Relu", ["block"], ["y"], name="relu")]
+    inits = {"s0": np.array([0], np.int64), "e2": np.array([2], np.int64), "e4": np.array([4], np.int64),
+             "ax0": np.array([0], np.int64), "ax1": np.array([1], np.int64)}
+    costs = _cost(nodes, [("x", "float32", [4, 8])], [("y", "float32", None)], inits)
+    assert costs["rows"].kernels == 0 and costs["block"].kernels == 0 and SLICE_VIEW in costs["rows"].work.notes
+    assert costs["relu"].kernels == 1
 
 
 @pytest.mark.parametrize("reader", ["MatMul", "Reshape"])

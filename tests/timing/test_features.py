@@ -52,6 +52,18 @@ def test_attention_blocks_are_query_tiles_of_each_head():
     assert attention_blocks(None) == 0
 
 
+def test_fp32_attention_runs_64_row_tiles():
+    """fp32/tf32 SDPA is PyTorch's memory-efficient kernel (fmha_cutlassF_f32_aligned_64x64 in the H100 tables, run18):
+    64 query rows a block, stepping over 64 keys; the 16-bit flash kernels keep 128."""
+    from predictor.timing.features import attention_tile_for
+
+    assert [attention_tile_for(p) for p in ("fp32", "tf32", "fp16", "bf16")] == [64, 64, 128, 128]
+    assert attention_blocks((384, 197, 64, 197), 64) == 384 * 4   # ViT-B/16 at batch 32: 197 rows in 4 tiles of 64
+    # 197 -> 256 on both sides, 1536 blocks = 12 waves of 132 (1536 / 1584 busy)
+    assert attention_wave((384, 197, 64, 197), 132, tile=64) == pytest.approx((256 / 197) ** 2 * 1584 / 1536,
+                                                                              rel=1e-12)
+
+
 def test_runtime_fused_attention_carries_its_tiles():
     """The runtime's SDPA pattern gives the fused kernel the (B x H, Sq, Dv, Skv) of its P V product; its features hold
     the padding and waves: q (1, 2, 40, 8) -> 2 heads x 1 block of 64 rows on 132 SMs, 40 rows and keys padded to 64."""
