@@ -208,7 +208,8 @@ def attention_blocks(tiles: tuple[int, int, int, int] | None, tile: int = ATTENT
 
 
 def _attention_tile(length: int, tile: int = ATTENTION_TILE) -> int:
-    """Tile a flash kernel runs over ``length`` rows: ATTENTION_TILE, or the power of two (>= 16) above a shorter one."""
+    """Tile a flash kernel runs over ``length`` rows: ``tile`` (attention_tile_for), or the power of two (>= 16) above
+    a shorter one."""
     return min(tile, max(16, 1 << (length - 1).bit_length()))
 
 
