@@ -521,10 +521,12 @@ def _pinned_fits() -> dict:
     """Classes fitted on their own kernels or calls and held at those values by the main fit: per class its
     ``samples()``, ``fit(samples, exclude, log, gap_s, gemm_k_half)`` -> ({precision: params}, report) and where it
     comes from. A report may hold ``rnn_overlap``, which the main fit then holds too."""
-    from . import batchnorm_fit, rnn_fit
+    from . import batchnorm_fit, rnn_fit, thin_gemm_fit
 
     return {"batchnorm": (batchnorm_fit.samples, batchnorm_fit.fit_batchnorm,
                           "fitted on its kernels, H200 and H100 (calibration/fit/batchnorm_fit.py)"),
+            "gemm_thin": (thin_gemm_fit.samples, thin_gemm_fit.fit_thin_gemm,
+                          "fitted on the H100's linear_thin sweep (calibration/fit/thin_gemm_fit.py)"),
             **{cls: (rnn_fit.samples, rnn_fit.pinned_fit(cls),
                      "fitted on the rnn_steps LSTM/GRU calls (calibration/fit/rnn_fit.py)") for cls in rnn_fit.CLASSES}}
 
@@ -830,7 +832,9 @@ def fit(cases: list[Case], kernels: dict, profile, log=print, settings: FitSetti
     for (cls, prec), gi in groups.items():
         if counts[gi] and np.any((rows.rows_per_sm + rows.loop_steps > 0) & (rows.group == gi)):
             classes[cls][prec]["row_s"] = float(row_s[gi])
-        if counts[gi] and gi in data.pinned:  # the held values themselves (the solver's are within PIN_WIDTH)
+        if gi in data.pinned and prec not in SHARED:  # the held values themselves (the solver's are within
+            # PIN_WIDTH), also for a precision no training node has: the class's own fit determined them
+            classes.setdefault(cls, {}).setdefault(prec, {"n_nodes": int(counts[gi])})
             classes[cls][prec].update({k: float(v) for k, v in data.pinned[gi].items()})
     for (cls, prec), e in data.eff_l2_by_key.items():
         if cls in classes and prec in classes[cls]:
@@ -902,6 +906,14 @@ CLASS_NOTES = {
                  "sdpa_decode microbenchmarks, not fitted, run within -13..+57% of it, most +1..+15%); calls with an "
                  "additive float mask run PyTorch's memory-efficient kernel at ~0.55x the cuDNN flash kernel's rate "
                  "(sdpa_masked, run 9) and share the class: not modelled",
+    "gemm_thin": "linear layers with a K or N below 16 (graph/ops/matmul.thin_linear_steps: CaiT's 4 x 4 talking-heads "
+                 "mixing, ConViT's 3 -> 4 positional projection), held at the fit of calibration/fit/thin_gemm_fit.py "
+                 "on the H100's linear_thin sweep (7 shapes x 4 row counts a precision, priced on the H100's "
+                 "profile). row_s is the cost of one 32 x 32 x 32 tile step per SM (the rows are the steps, which "
+                 "hold the K loop: no gemm_k_half); eff_compute is the share of the tensor (or fp32) peak the padded "
+                 "FLOPs reach (~2% at 16-bit: the N and K dependence the tile steps miss), eff_memory mostly "
+                 "undetermined; the sweep's heuristics (a 4 x 4 layer over 65 k rows twice as slow as over 393 k at "
+                 "fp32) leave its kernels 17-35% off per precision",
     "grouped_large": "one shape only: the 128-tap, 16-group positional convolution of wav2vec2 and WavLM (768 "
                      "channels, 49 frames); eff_compute is its CUDA-core rate per precision once the SMs are full "
                      "(the features give it the per-group waves: timing/features.grouped_large_shape); t0_s is not "

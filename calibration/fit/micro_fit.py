@@ -133,7 +133,7 @@ def _columns(rows: list[dict], mc: MicroClass, precision: str, profile) -> dict[
         cols["kernels"].append(c.kernels)
         cols["compute_s"].append(ideal["compute"] * gemm_shape(c, node, precision, profile.sm_count))
         cols["gemm_k"].append(float(c.work.gemm[3]) if c.work.gemm else 0.0)
-        cols["memory_s"].append(ideal[MemLevel.HBM.value])
+        cols["memory_s"].append(profile.hbm_time_s(c.bytes.get(MemLevel.HBM, 0.0), c.work.bytes_written))
         cols["cache_s"].append(max(ideal[MemLevel.L1.value], ideal[MemLevel.L2.value]))
         cols["hidden_s"].append(_hidden_bytes(c, "io") / profile.bandwidth(MemLevel.HBM))
         cols["rows_per_sm"].append(c.work.rows / profile.sm_count)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the bundled H200 profile from the committed ERT raw data (no GPU needed) and refresh its charts.
 # Ceilings: L1 = first plateau of the read-only float4 sweep (re-reads that hit each SM's L1), L2 and HBM =
-# plateaus of the float4 copy sweep. ERT's canonical scalar read-modify-write kernel stays in the raw data
+# plateaus of the float4 copy sweep, hbm_read_bandwidth_Bps the HBM plateau of the float4 read sweep. ERT's canonical scalar read-modify-write kernel stays in the raw data
 # but under-reports HBM on Hopper (2.7 TB/s: one dependent 4-byte load per thread per iteration leaves too
 # few bytes in flight), while vectorised copies reach 3.95 TB/s read+write, as PyTorch's own copies do.
 set -euo pipefail
@@ -17,7 +17,7 @@ p = json.load(open("calibration/data/h200/ert/h200.json"))
 for s in p["sources"].values():
     if s.get("raw_data") == "h200_ert_raw.json":
         s["raw_data"] = "calibration/data/h200/ert/h200_ert_raw.json"
-        s["rebuilt_by"] = "calibration/scripts/bundle_h200_profile.sh (series: L1 read_fp32x4, L2/HBM copy_fp32x4)"
+        s["rebuilt_by"] = "calibration/scripts/bundle_h200_profile.sh (series: L1 read_fp32x4, L2/HBM copy_fp32x4, hbm_read_bandwidth_Bps the HBM plateau of read_fp32x4)"
 p.update(name="h200", full_name="NVIDIA H200 SXM 141GB (ERT-measured)",
          aliases=["h200-sxm", "h200-sxm-141gb", "h200-141gb", "h200-ert", "NVIDIA H200", "NVIDIA H200 SXM"])
 # device memory as nvidia-smi reports it on the calibration machine (memory.total 143771 MiB)

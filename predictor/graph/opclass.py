@@ -9,7 +9,7 @@ from .registry import OP_CLASSES, op_traits
 # op classes: each op type declares its own where its formula is registered (graph/registry.OpTraits.cls)
 CLASSES = OP_CLASSES
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
-KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "depthwise_nhwc", "grouped", "grouped_large", "layernorm", "gemm_unaligned", "rnn_gemv",
+KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "depthwise_nhwc", "grouped", "grouped_large", "layernorm", "gemm_unaligned", "gemm_thin", "rnn_gemv",
                             "depthwise_grad", "norm_train", "norm_amp", "elementwise_mixed", "optimizer",
                             "elementwise_broadcast", "batchnorm")
 # op type of a training step's depthwise-convolution backward kernels (PyTorch's own dgrad and wgrad kernels), class
@@ -60,6 +60,9 @@ def hidden_key(node, op: str | None = None) -> str:
       LARGE_GROUPED is ``Conv:grouped_large`` (CUDA-core kernels, one per group);
     * LSTM/GRU/RNN at batch 1: ``LSTM:gemv`` etc. (class ``rnn_gemv``: each recurrent step is a matrix-vector
       product, which cuBLAS runs as a GEMV kernel streaming the recurrent weights from L2 at fp32/tf32);
+    * a linear layer with a tiny K or N (graph/ops/matmul.thin_linear_steps: CaiT's 4 x 4 talking-heads mixing,
+      ConViT's 3 -> 4 positional projection): ``MatMul:thin`` (class ``gemm_thin``: cuBLAS's small-tile kernels, whose
+      tile steps set the time; fitted on the linear_thin sweep by calibration/fit/thin_gemm_fit.py);
     * MatMul (of two activations, or of an activation and a weight) whose K or N is not a multiple of 8 (Swin's
       49-token windows, gMLP's 196-token projection): ``MatMul:unaligned`` (cuBLAS falls back to ``align1``/``align2``
       CUTLASS kernels on tensor cores: 1.6-3.5x the aligned time on the H200);
@@ -99,6 +102,8 @@ def hidden_key(node, op: str | None = None) -> str:
         return "Conv:spatial"
     if op_traits(op).recurrent and _rnn_batch(node) == 1:
         return f"{op}:gemv"
+    if op == "MatMul" and _thin_linear(node):
+        return "MatMul:thin"
     if op == "MatMul" and _unaligned_matmul(node):
         return "MatMul:unaligned"
     if op == "BatchNormalization" and int(node.attrs.get("training_mode", 0) or 0):
@@ -204,6 +209,7 @@ _KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:dep
               "Conv:grouped": "grouped",
               "Conv:grouped_batched": "grouped", "Conv:grouped_large": "grouped_large",
               "LayerNormalization": "layernorm", "RMSNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned",
+              "MatMul:thin": "gemm_thin",
               "LSTM:gemv": "rnn_gemv", "GRU:gemv": "rnn_gemv", "RNN:gemv": "rnn_gemv",
               DEPTHWISE_GRAD_OP: "depthwise_grad", "BatchNormalization:training": "norm_train",
               "BatchNormalization:fp32_params": "norm_amp", "BatchNormalization": "batchnorm",
@@ -218,6 +224,18 @@ def _rnn_batch(node) -> int | None:
     if x is None or x.shape is None or len(x.shape) != 3:
         return None
     return x.shape[0] if int(node.attrs.get("layout", 0) or 0) == 1 else x.shape[1]
+
+
+def _thin_linear(node) -> bool:
+    """A linear layer (an activation times a weight) with a tiny K or N: graph/ops/matmul.thin_linear_steps."""
+    if len(node.inputs) < 2 or any(t is None or not t.shape for t in node.inputs[:2]):
+        return False
+    a, b = node.inputs[0].shape, node.inputs[1].shape
+    if any(not isinstance(d, int) for d in (*a, *b)):
+        return False
+    from .ops.matmul import matmul_gemm, thin_linear_steps
+
+    return thin_linear_steps(matmul_gemm(a, b)[0], node.inputs[1].is_initializer) > 0
 
 
 def _unaligned_matmul(node) -> bool:

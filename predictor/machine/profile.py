@@ -52,6 +52,9 @@ class MachineProfile:
     # published (the peaks are taken at sm_clock_hz, the boost clock)
     sustained_sm_clock_hz: float = 0.0
     compute_capability: str = ""  # "major.minor" (machine/arch.py SM_ISSUE); "" where a profile does not say
+    # HBM bandwidth of a read-only stream (ERT's read series) where measured; 0: not measured (reads are priced at
+    # bandwidth_Bps[HBM], the copy series' figure: one read and one write per element)
+    hbm_read_bandwidth_Bps: float = 0.0
 
     @property
     def tensor_core_generation(self) -> int | None:
@@ -64,6 +67,18 @@ class MachineProfile:
 
     def bandwidth(self, level: MemLevel) -> float:
         return self.bandwidth_Bps[level]
+
+    def hbm_time_s(self, bytes_total: float, bytes_written: float) -> float:
+        """Seconds the HBM needs for ``bytes_total`` bytes of which ``bytes_written`` are writes: reads at the
+        read-only rate and writes at the rate that makes a copy (as many reads as writes) run at the copy figure,
+        bandwidth_Bps[HBM]; without a read-only figure, every byte at the copy figure. Ignores: a pure write
+        stream's own rate (not measured; priced at the copy-derived write rate)."""
+        copy = self.bandwidth_Bps[MemLevel.HBM]
+        read_bw = self.hbm_read_bandwidth_Bps
+        if read_bw <= copy or bytes_total <= 0.0:
+            return bytes_total / copy
+        written = min(max(bytes_written, 0.0), bytes_total)
+        return (bytes_total - written) / read_bw + written * (2.0 / copy - 1.0 / read_bw)
 
     def has_tensor(self, precision: Precision) -> bool:
         return (precision, Unit.TENSOR) in self.peak_flops_per_s
@@ -246,6 +261,11 @@ def parse_profile(doc: Any, where: str = "<profile>") -> MachineProfile:
         if "memory_bytes" in doc else scalars["hbm_bytes"]
     sustained = _number(doc["sustained_sm_clock_hz"], "sustained_sm_clock_hz", where, sources, prov) \
         if "sustained_sm_clock_hz" in doc else 0.0
+    hbm_read = _number(doc["hbm_read_bandwidth_Bps"], "hbm_read_bandwidth_Bps", where, sources, prov) \
+        if "hbm_read_bandwidth_Bps" in doc else 0.0
+    if hbm_read and not bw[MemLevel.HBM] <= hbm_read < 2.0 * bw[MemLevel.HBM]:
+        raise _bad(where, "hbm_read_bandwidth_Bps", f"must be at least bandwidth_Bps.HBM ({bw[MemLevel.HBM]:g}: a "
+                   f"copy reads and writes) and below twice it, got {hbm_read:g}")
     cc = doc.get("compute_capability", "")
     if not isinstance(cc, str) or cc and not _is_cc(cc):
         raise _bad(where, "compute_capability", f"must be a string 'major.minor', got {cc!r}"[:200])
@@ -271,6 +291,7 @@ def parse_profile(doc: Any, where: str = "<profile>") -> MachineProfile:
         memory_bytes=float(memory),
         sustained_sm_clock_hz=float(sustained),
         compute_capability=cc,
+        hbm_read_bandwidth_Bps=float(hbm_read),
     )
 
 

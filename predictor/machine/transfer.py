@@ -21,6 +21,10 @@ ceilings, fixed costs per kernel, and hidden-kernel counts. On another GPU, per 
   at 1x, 2x or 4x the fp32 rate; the H200's ERT 16-bit kernels reached 1.03x its fp32 rate, the V100's 1.93x):
   achievable = min(datasheet, achievable fp32 x the reference's measured 16-bit / fp32 ratio). So an H100 (datasheet) gets the H200's measured compute and L1/L2 rates and 0.823 x its
   3.35 TB/s HBM: never faster than the H200 where only memory differs.
+* **Read-only HBM ceiling** (``hbm_read_bandwidth_Bps``: reads priced at it, writes at what makes a copy run at the
+  copy ceiling): the target's own where measured (scaled as its HBM ceiling is; the H100's ERT float4 sweeps give
+  3.18 / 2.89 TB/s = 1.10), else its transferred HBM ceiling times the source GPU's measured read / copy ratio (the
+  H200's: 4.64 / 3.95 TB/s = 1.17).
 * **SM count of a measurement**: compute peaks and L1/L2 bandwidth are the SMs' (each SM its share). A measured
   ceiling taken from a GPU with another SM count (its source record names ``sm_count``, or is the source GPU's own
   record: a profile made from the H200's by editing ``sm_count``) is scaled to the profile's SMs: per-SM rate x SMs.
@@ -216,11 +220,24 @@ def transfer_profile(target: MachineProfile, source_gpu: str = "h200") -> Transf
     peaks = {(p, u): v * factors.get(f"peak_flops_per_s.{p.value}.{u.value}", 1.0)
              for (p, u), v in target.peak_flops_per_s.items()}
     bw = {lv: v * factors.get(f"bandwidth_Bps.{lv.value}", 1.0) for lv, v in target.bandwidth_Bps.items()}
-    profile = dataclasses.replace(target, peak_flops_per_s=frozen_map(peaks), bandwidth_Bps=frozen_map(bw)) \
-        if factors else target
+    read = hbm_read_ceiling(target, bw[MemLevel.HBM], factors.get("bandwidth_Bps.HBM", 1.0), source_gpu)
+    profile = dataclasses.replace(target, peak_flops_per_s=frozen_map(peaks), bandwidth_Bps=frozen_map(bw),
+                                  hbm_read_bandwidth_Bps=read) \
+        if factors or read != target.hbm_read_bandwidth_Bps else target
     issue, why = fp32_issue_factor(target, load_profile(source_gpu))
     return Transfer(source_gpu, target, profile, frozen_map(factors), frozen_map(reasons), issue, why, clock,
                     clock_why)
+
+
+def hbm_read_ceiling(target: MachineProfile, hbm_Bps: float, hbm_factor: float, source_gpu: str) -> float:
+    """The read-only HBM ceiling on ``target`` whose transferred copy ceiling is ``hbm_Bps``: its own read figure
+    times the HBM factor where it has one, else ``hbm_Bps`` times the source GPU's measured read / copy ratio (0
+    where the source has none: reads at the copy ceiling)."""
+    if target.hbm_read_bandwidth_Bps:
+        return target.hbm_read_bandwidth_Bps * hbm_factor
+    source = load_profile(source_gpu)
+    copy = source.bandwidth_Bps[MemLevel.HBM]
+    return hbm_Bps * source.hbm_read_bandwidth_Bps / copy if source.hbm_read_bandwidth_Bps > copy else 0.0
 
 
 def fp32_issue_factor(target: MachineProfile, source: MachineProfile) -> tuple[float, str]:

@@ -23,7 +23,8 @@ class KernelFeatures:
     compute_s: float  # FLOPs x tile padding / (peak x wave efficiency); 0 when no FLOPs
     gemm_k: float  # K of the GEMM the kernel runs, a fused attention's key length (0 when none): each tile pays
     # gemm_k_half steps of its K loop
-    hbm_s: float  # HBM bytes / HBM bandwidth
+    hbm_s: float  # HBM bytes at the profile's HBM rates: reads at the read-only ceiling where the profile has one,
+    # writes at what makes a copy run at the copy ceiling (MachineProfile.hbm_time_s)
     l2_s: float  # L2 bytes / L2 bandwidth
     l1_s: float  # L1 bytes / L1 bandwidth
     rows_per_sm: float  # rows of a block-per-row kernel per SM (OpWork.rows / SMs); a fused attention kernel's
@@ -49,8 +50,11 @@ def kernel_features(cost: OpCost, profile: MachineProfile, precision: str, node:
     return KernelFeatures(
         kernels=float(cost.kernels),
         compute_s=ideal["compute"] * shape if ideal["compute"] else 0.0,
-        gemm_k=float(w.gemm[3]) if w.gemm else attention_loop(w.attention_tiles),
-        hbm_s=ideal[MemLevel.HBM.value], l2_s=ideal[MemLevel.L2.value], l1_s=ideal[MemLevel.L1.value],
+        # a thin linear layer's tile steps (its rows) hold its K loop: no K-loop cost beside them
+        gemm_k=0.0 if w.rows and cost.op_type == "MatMul" else float(w.gemm[3]) if w.gemm else
+        attention_loop(w.attention_tiles),
+        hbm_s=profile.hbm_time_s(cost.bytes.get(MemLevel.HBM, 0.0), w.bytes_written),
+        l2_s=ideal[MemLevel.L2.value], l1_s=ideal[MemLevel.L1.value],
         rows_per_sm=rows / profile.sm_count,
         walk_waves=float(walk_waves(w.channel_walk, profile.sm_count)),
         walk_bytes_per_sm=float(channel_walk_units(w.channel_walk, profile.sm_count)),

@@ -41,3 +41,21 @@ def test_grid_sample_indexes_its_inputs_itself():
     g = load_nodes(make_model(nodes, [("x", "float32", [2, 3, 8, 8]), ("grid", "float32", [2, 5, 5, 2])],
                               [("y", "float32", None)], opset=16))
     assert broadcasts(g.nodes[0]) and kernel_class(g.nodes[0]) == "elementwise"
+
+
+def _matmul(a_shape, b_shape, b_init):
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")]
+    inputs = [("a", "float32", list(a_shape))] + ([] if b_init else [("b", "float32", list(b_shape))])
+    inits = {"b": np.ones(b_shape, np.float32)} if b_init else None
+    return load_nodes(make_model(nodes, inputs, [("y", "float32", None)], inits)).nodes[0]
+
+
+@pytest.mark.parametrize("a, b, b_init, cls", [
+    ((2, 196, 196, 4), (4, 4), True, "gemm_thin"),        # CaiT's 4 x 4 mixing: a thin linear layer
+    ((2, 196, 196, 8), (8, 8), True, "gemm_thin"),        # aligned, still thin (cuBLAS's 8-wide nvjet tiles)
+    ((8, 196, 4), (8, 4, 4), False, "gemm_unaligned"),    # B an activation: an unaligned batched product
+    ((2, 196, 64), (64, 64), True, "gemm"),               # an ordinary aligned linear layer
+    ((2, 196, 196), (196, 64), True, "gemm_unaligned"),   # gMLP's 196-token projection: unaligned, not thin
+])
+def test_thin_linear_layers_are_their_own_class(a, b, b_init, cls):
+    assert kernel_class(_matmul(a, b, b_init)) == cls

@@ -92,3 +92,33 @@ def test_compute_capability_must_be_major_dot_minor():
     for bad in ("7", "7.5.1", 7.5, "sm_75", "٧.٥"):
         with pytest.raises(PredictorError, match="field 'compute_capability' must be a string 'major.minor'"):
             parse_profile({**doc, "compute_capability": bad})
+
+
+def test_hbm_read_ceiling_prices_reads_and_writes_apart():
+    doc = _doc()
+    copy = doc["bandwidth_Bps"]["HBM"]["value"]
+    assert parse_profile(doc, "x.json").hbm_time_s(3e9, 1e9) == 3e9 / copy  # no read figure: every byte at copy
+    doc["hbm_read_bandwidth_Bps"] = {"value": 1.25 * copy, "source": doc["bandwidth_Bps"]["HBM"]["source"]}
+    p = parse_profile(doc, "x.json")
+    assert p.hbm_read_bandwidth_Bps == 1.25 * copy
+    # a copy (as many reads as writes) runs at the copy figure; reads alone at the read figure; writes at
+    # 1 / (2 / copy - 1 / read) = copy / 1.2 here
+    assert math.isclose(p.hbm_time_s(2e9, 1e9), 2e9 / copy, rel_tol=1e-12)
+    assert math.isclose(p.hbm_time_s(1e9, 0.0), 1e9 / (1.25 * copy), rel_tol=1e-12)
+    assert math.isclose(p.hbm_time_s(1e9, 1e9), 1.2e9 / copy, rel_tol=1e-12)
+    assert p.hbm_time_s(1e9, 5e9) == p.hbm_time_s(1e9, 1e9)  # writes counted at most as the bytes
+
+
+@pytest.mark.parametrize("factor", [0.9, 2.0])
+def test_hbm_read_ceiling_must_lie_between_copy_and_twice_it(factor):
+    doc = _doc()
+    doc["hbm_read_bandwidth_Bps"] = {"value": factor * doc["bandwidth_Bps"]["HBM"]["value"],
+                                     "source": doc["bandwidth_Bps"]["HBM"]["source"]}
+    with pytest.raises(PredictorError, match="field 'hbm_read_bandwidth_Bps'"):
+        parse_profile(doc, "x.json")
+
+
+def test_h200_read_ceiling_is_its_ert_read_sweep():
+    p = load_profile("h200")
+    assert p.hbm_read_bandwidth_Bps == 4636165011778.266  # HBM plateau of read_fp32x4 (calibration/data/h200/ert)
+    assert p.bandwidth(MemLevel.HBM) == 3952090131751.126  # of copy_fp32x4

@@ -1,5 +1,6 @@
 """Transfer of the H200 calibration to other GPUs: achievable ceilings, what the output says."""
 import json
+import math
 
 import pytest
 
@@ -138,3 +139,18 @@ def test_fp32_issue_rule_is_as_fitted_for_an_unknown_compute_capability():
     odd = dataclasses.replace(load_profile("v100"), compute_capability="")
     t = transfer_profile(odd)
     assert t.fp32_issue_factor == 1.0 and "(not given)" in t.fp32_issue_why
+
+
+def test_read_ceiling_takes_the_h200_ratio_where_the_target_has_none():
+    from predictor.machine.profile import load_profile
+    from predictor.machine.transfer import transfer_profile
+    from predictor.types import MemLevel
+
+    h200 = load_profile("h200")
+    ratio = h200.hbm_read_bandwidth_Bps / h200.bandwidth(MemLevel.HBM)  # 4.636 / 3.952 TB/s
+    moved = transfer_profile(load_profile("a100")).profile
+    assert load_profile("a100").hbm_read_bandwidth_Bps == 0.0
+    assert math.isclose(moved.hbm_read_bandwidth_Bps, moved.bandwidth(MemLevel.HBM) * ratio, rel_tol=1e-12)
+    assert transfer_profile(h200).profile.hbm_read_bandwidth_Bps == h200.hbm_read_bandwidth_Bps
+    # the H100's own ERT read sweep (calibration/data/h100/ert): used as measured
+    assert transfer_profile(load_profile("h100")).profile.hbm_read_bandwidth_Bps == 3176963266497.5244

@@ -7,6 +7,7 @@ from predictor.graph.loader import load_model_proto
 from predictor.machine.profile import load_profile
 from predictor.precision import policy
 from predictor.roofline import level_times_s
+from predictor.types import MemLevel
 from predictor.timing.features import attention_blocks, attention_loop, attention_wave, kernel_features
 from tests.graph.test_runtime import _sdpa_graph
 from tests.helpers import make_model
@@ -172,3 +173,21 @@ def test_a_large_kernel_grouped_convolution_fills_the_sms_one_group_at_a_time():
     assert grouped_large_shape(other, 132) == 1.0
     c = cost_graph([conv(32, 499)], policy("fp32"), 17, graph_inputs=frozenset({"x"})).costs[0]
     assert c.work.gemm is None and gemm_shape(c, conv(32, 499), "fp32", 132) == grouped_large_shape(conv(32, 499), 132)
+
+
+def test_hbm_time_reads_at_the_read_ceiling():
+    """A sum of a [4096, 1024] fp32 tensor over its last axis reads 16 MiB and writes 16 KiB: the reads at the H200's
+    read-only ceiling (4.636 TB/s), the writes at the rate that makes a copy run at the copy ceiling (3.952 TB/s)."""
+    from onnx import helper
+
+    node = helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)
+    model = make_model([node], [("x", "float32", [4096, 1024])], [("y", "float32", [4096])],
+                       {"axes": np.array([1], np.int64)}, 18)
+    g = load_model_proto(model)
+    prof = load_profile("h200")
+    c = cost_graph(g.nodes, policy("fp32"), 18, graph_inputs=frozenset({"x"})).costs[0]
+    read, written = 4096 * 1024 * 4 + 8, 4096 * 4  # the data and the int64 axes constant; the sums
+    assert c.bytes[MemLevel.HBM] == read + written and c.work.bytes_written == written
+    copy, rd = 3952090131751.126, 4636165011778.266
+    assert kernel_features(c, prof, "fp32").hbm_s == pytest.approx(read / rd + written * (2 / copy - 1 / rd),
+                                                                   rel=1e-12)

@@ -31,6 +31,29 @@ from ._common import attr, in_elem_bytes, prod, register, str_attr
 
 
 # ------------------------------------------------------------------------------------------ MatMul
+# a linear layer whose K or N is tiny runs cuBLAS's small-tile kernels (CUTLASS wmma / SIMT, 32 x 32 output tiles,
+# a 32-deep K step): its time follows the tile steps, not the FLOPs or the bytes (H100 linear_thin sweep,
+# calibration/data/h100/microbench/run18: a 4 x 4 layer over 1.23 M rows takes 58-148 us where its 20 MB move in ~6;
+# 3 x 96 and 96 x 3 take ~3x the 4 x 4 time, 4 x 64 and 64 x 4 1.4-3x). Measured for K and N of 3-12 against 64-96;
+# THIN_DIM is the edge between the sizes measured slow (<= 12) and aligned (64), THIN_MAX_DIM the largest measured
+THIN_DIM = 16
+THIN_MAX_DIM = 128
+THIN_TILE = 32
+
+
+def thin_linear_steps(gemm: tuple[int, int, int, int] | None, weight_b: bool) -> int:
+    """Tile steps of a thin linear layer's kernel (0 when the product is not one): ceil(M / 32) x ceil(N / 32) x
+    ceil(K / 32) for an activation times a weight (``weight_b``: B an initializer; one GEMM after folding) whose
+    smaller of K and N is below THIN_DIM and larger at most THIN_MAX_DIM. Ignores: the tile cuBLAS really picks
+    (a 64-row SIMT tile at fp32), batched products of activations (other kernels; not measured)."""
+    if gemm is None or not weight_b:
+        return 0
+    b, m, n, k = gemm
+    if b != 1 or min(n, k) <= 0 or min(n, k) >= THIN_DIM or max(n, k) > THIN_MAX_DIM:
+        return 0
+    return -(-m // THIN_TILE) * -(-n // THIN_TILE) * -(-k // THIN_TILE)
+
+
 def matmul_flops(out_numel: int, k: int) -> int:
     """2 * out_numel * K: one K-long dot product (K FMAs) per output element."""
     return 2 * out_numel * k
@@ -70,7 +93,8 @@ def matmul_gemm(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, int,
 
 @register("MatMul", cls="gemm", autocast="low")
 def matmul(ctx: OpContext) -> OpWork:
-    """MatMul (numpy semantics): MATMUL 2 * out_numel * K; 1 kernel (+ broadcast copies).
+    """MatMul (numpy semantics): MATMUL 2 * out_numel * K; 1 kernel (+ broadcast copies). A thin linear layer's
+    tile steps are its rows (OpWork.rows: thin_linear_steps; class gemm_thin).
 
     A broadcast operand that torch.matmul must materialise costs one copy kernel that reads the
     operand and writes its expanded [batch, rows, cols] form, which the bmm then reads.
@@ -94,7 +118,8 @@ def matmul(ctx: OpContext) -> OpWork:
         else:
             operand_bytes += ctx.in_bytes(idx)
     return ctx.work(matmul_flops=flops, kernels=kernels, bytes_read=bytes_read, bytes_written=bytes_written,
-                    gemm=gemm, gemm_operand_bytes=operand_bytes)
+                    gemm=gemm, gemm_operand_bytes=operand_bytes,
+                    rows=thin_linear_steps(gemm, ctx.node.inputs[1].is_initializer))
 
 
 @register("MatMulInteger", cls="gemm")

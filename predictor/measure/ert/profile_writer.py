@@ -56,6 +56,9 @@ _ARCH = {6: "pascal", 7: "volta", 8: "ampere", 9: "hopper", 10: "blackwell", 12:
 # under-reports HBM on Hopper (2.70 TB/s against 3.95 TB/s for vectorised copies, as PyTorch's own copies reach).
 PREFERRED_BANDWIDTH_SERIES = "copy_fp32x4"
 PREFERRED_L1_SERIES = "read_fp32x4"
+# the read-only stream's HBM plateau (profile field hbm_read_bandwidth_Bps: reads are priced at it, writes at what
+# makes a copy run at the copy figure); written where the run has this series and HBM came from a copy series
+HBM_READ_SERIES = "read_fp32x4"
 
 
 def preferred_config(raw: dict) -> dict:
@@ -309,6 +312,14 @@ def build_profile(raw: dict, datasheet: dict | None = None, *, name: str = "h200
         if e is not None:
             bw[level] = e
     profile["bandwidth_Bps"] = bw
+    hbm_rec = summ["levels"].get("HBM") or {}
+    read_series = (raw.get("bandwidth", {}) or {}).get(HBM_READ_SERIES)
+    if "HBM" in bw and bw["HBM"]["source"] == src and str(hbm_rec.get("series", "")).startswith("copy") \
+            and isinstance(read_series, dict) and not read_series.get("error") and read_series.get("points"):
+        read = summarise({**raw, "config": {**preferred_config(raw), "canonical_series": HBM_READ_SERIES}})
+        value = (read["levels"].get("HBM") or {}).get("bandwidth_Bps")
+        if _finite(value) and value >= bw["HBM"]["value"]:
+            profile["hbm_read_bandwidth_Bps"] = {"value": float(value), "source": src}
 
     profile["datasheet"] = {k: v for k, v in sheet.items()
                             if k in SCALARS or k in ("peak_flops_per_s", "bandwidth_Bps")}

@@ -155,3 +155,22 @@ def test_matmul_integer_and_qlinear_matmul():
                                    ("ys", "float32", ()), ("yz", "int8", ())],
                  [("y", "int8", None)], initializers=inits).work
     assert q.flops == {MM: 1024, VEC: 3 * 32}
+
+
+@pytest.mark.parametrize("a, b, weight, rows", [
+    # CaiT's talking-heads mixing, 4 x 4 over 2 x 196 x 196 rows: ceil(76832 / 32) = 2401 tiles of one 32-deep step
+    ((2, 196, 196, 4), (4, 4), True, 2401),
+    # 3 -> 96 over 1000 rows: ceil(1000 / 32) = 32 row tiles x ceil(96 / 32) = 3 column tiles x 1 step = 96
+    ((1000, 3), (3, 96), True, 96),
+    # 96 -> 3: 32 row tiles x 1 column tile x ceil(96 / 32) = 3 K steps = 96
+    ((1000, 96), (96, 3), True, 96),
+    ((1000, 96), (96, 3), False, 0),      # B an activation: not a linear layer
+    ((1000, 64), (64, 64), True, 0),      # neither K nor N below THIN_DIM
+    ((1000, 4), (4, 256), True, 0),       # N above THIN_MAX_DIM: outside the measured range
+    ((8, 1000, 4), (8, 4, 4), True, 0),   # a batched product (batch 8): other kernels
+])
+def test_thin_linear_tile_steps_are_rows(a, b, weight, rows):
+    inits = {"b": np.zeros(b, np.float32)} if weight else None
+    work = one_node("MatMul", [("a", "float32", a), ("b", "float32", b)], [("y", "float32", None)],
+                    initializers=inits).work
+    assert work.rows == rows
