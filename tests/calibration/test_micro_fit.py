@@ -100,7 +100,8 @@ def test_unaligned_matmul_key(a, b, key):
 
 @pytest.mark.parametrize("a,w,key", [
     ((8, 384, 196), (196, 196), "MatMul:unaligned"),  # gMLP's token projection: K = N = 196
-    ((8, 197, 197, 4), (4, 4), "MatMul:unaligned"),   # CaiT's talking heads: K = N = 4
+    ((8, 197, 197, 4), (4, 4), "MatMul:thin"),        # CaiT's talking heads, K = N = 4: a thin layer first
+    ((8, 197, 100), (100, 20), "MatMul:unaligned"),   # K = 100, N = 20: unaligned, not thin
     ((8, 197, 192), (192, 768), "MatMul"),            # an aligned linear layer
     ((49, 32), (32, 64), "MatMul"),                   # 2-D, aligned
 ])
