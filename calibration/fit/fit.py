@@ -521,12 +521,14 @@ def _pinned_fits() -> dict:
     """Classes fitted on their own kernels or calls and held at those values by the main fit: per class its
     ``samples()``, ``fit(samples, exclude, log, gap_s, gemm_k_half)`` -> ({precision: params}, report) and where it
     comes from. A report may hold ``rnn_overlap``, which the main fit then holds too."""
-    from . import batchnorm_fit, rnn_fit, thin_gemm_fit
+    from . import batchnorm_fit, gemv_fit, rnn_fit, thin_gemm_fit
 
     return {"batchnorm": (batchnorm_fit.samples, batchnorm_fit.fit_batchnorm,
                           "fitted on its kernels, H200 and H100 (calibration/fit/batchnorm_fit.py)"),
             "gemm_thin": (thin_gemm_fit.samples, thin_gemm_fit.fit_thin_gemm,
                           "fitted on the H100's linear_thin sweep (calibration/fit/thin_gemm_fit.py)"),
+            "gemv": (gemv_fit.samples, gemv_fit.fit_gemv,
+                     "fitted on its kernels, H200 and H100 (calibration/fit/gemv_fit.py)"),
             **{cls: (rnn_fit.samples, rnn_fit.pinned_fit(cls),
                      "fitted on the rnn_steps LSTM/GRU calls (calibration/fit/rnn_fit.py)") for cls in rnn_fit.CLASSES}}
 
@@ -906,6 +908,13 @@ CLASS_NOTES = {
                  "sdpa_decode microbenchmarks, not fitted, run within -13..+57% of it, most +1..+15%); calls with an "
                  "additive float mask run PyTorch's memory-efficient kernel at ~0.55x the cuDNN flash kernel's rate "
                  "(sdpa_masked, run 9) and share the class: not modelled",
+    "gemv": "linear layers of one row (graph/opclass._one_row_linear: classifier heads and decoder steps at batch 1), "
+            "held at the fit of calibration/fit/gemv_fit.py on their kernels in the H200 and H100 kernel tables (one "
+            "sample per GPU, network, precision and shape: cuBLAS's gemv kernels at fp32/tf32, 8-row nvjet tiles at "
+            "16-bit). t0_s is the kernel's fixed cost, eff_memory the weights' streaming rate against the HBM "
+            "ceiling; eff_compute is undetermined (at its bound 1.0: no kernel is compute-bound); at 16-bit the "
+            "kernels' time grows with K over too few tiles, which t0_s and eff_memory follow only to ~36% (kernel "
+            "MAPE; fp32/tf32 ~12%)",
     "gemm_thin": "linear layers with a K or N below 16 (graph/ops/matmul.thin_linear_steps: CaiT's 4 x 4 talking-heads "
                  "mixing, ConViT's 3 -> 4 positional projection), held at the fit of calibration/fit/thin_gemm_fit.py "
                  "on the H100's linear_thin sweep (7 shapes x 4 row counts a precision, priced on the H100's "

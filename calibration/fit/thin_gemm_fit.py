@@ -90,27 +90,31 @@ def model_times(vals: dict, x: dict, gap_s: float, gemm_k_half: float) -> np.nda
     f = SimpleNamespace(kernels=x["kernels"], gemm_k=x["gemm_k"], compute_s=x["compute_s"], hbm_s=x["hbm_s"],
                         l2_s=x["l2_s"], l1_s=x["l1_s"], rows_per_sm=x["rows_per_sm"], walk_bytes_per_sm=zeros,
                         loop_steps=zeros, walk_waves=zeros)
-    fixed, body, _ = kernel_time(f, SimpleNamespace(eff_l2=1.0, block_s=0.0, **vals), gemm_k_half, NUMPY_OPS)
+    fixed, body, _ = kernel_time(f, SimpleNamespace(**{"eff_l2": 1.0, "block_s": 0.0, "row_s": 0.0, **vals}),
+                                 gemm_k_half, NUMPY_OPS)
     return fixed + body + gap_s * x["kernels"]
 
 
-def fit_precision(ss: list[Sample], gap_s: float, gemm_k_half: float) -> tuple[dict, dict]:
-    """(t0_s, eff_compute, eff_memory, row_s) of one precision's samples and a report (samples, MAPE, median, relative
-    standard errors, which the data determined: an efficiency no sample depends on goes back to its start)."""
+def fit_precision(ss: list[Sample], gap_s: float, gemm_k_half: float, cls: str = CLASS, gpu: str = GPU,
+                  params: tuple[str, ...] = PARAMS, starts: tuple = STARTS) -> tuple[dict, dict]:
+    """(t0_s, eff_compute, eff_memory, row_s: ``params``) of one precision's samples of class ``cls`` and a report
+    (samples, MAPE, median, relative standard errors, which the data determined: an efficiency no sample depends on
+    goes back to its start). ``starts``: one start per row, in the order of ``params``."""
     from scipy.optimize import least_squares
 
     from predictor.timing.params import PARAMS as SPEC, param_bounds
 
+    PARAMS = params  # noqa: N806 (the fitted names)
     x = {k: np.array([getattr(s, k) for s in ss], dtype=float)
          for k in ("measured_s", "kernels", "compute_s", "gemm_k", "hbm_s", "l2_s", "l1_s", "rows_per_sm")}
-    lo = np.log([max(param_bounds(n, CLASS, ss[0].precision)[0], 1e-12) for n in PARAMS])
-    hi = np.log([param_bounds(n, CLASS, ss[0].precision)[1] for n in PARAMS])
+    lo = np.log([max(param_bounds(n, cls, ss[0].precision)[0], 1e-12) for n in PARAMS])
+    hi = np.log([param_bounds(n, cls, ss[0].precision)[1] for n in PARAMS])
 
     def resid(th):
         return np.log(model_times(dict(zip(PARAMS, np.exp(th))), x, gap_s, gemm_k_half) / x["measured_s"])
 
     best = None
-    for start in STARTS:  # a max has flat regions: several starts
+    for start in starts:  # a max has flat regions: several starts
         sol = least_squares(resid, np.clip(np.log(start), lo + 1e-6, hi - 1e-6), bounds=(lo, hi))
         if best is None or sol.cost < best.cost:
             best = sol
@@ -128,7 +132,7 @@ def fit_precision(ss: list[Sample], gap_s: float, gemm_k_half: float) -> tuple[d
             x_end = trial
     vals = {n: float(v) for n, v in zip(PARAMS, np.exp(x_end))}
     err = model_times(vals, x, gap_s, gemm_k_half) / x["measured_s"] - 1
-    report = {"samples": len(ss), "gpu": GPU, "mape": float(np.mean(np.abs(err))),
+    report = {"samples": len(ss), "gpu": gpu, "mape": float(np.mean(np.abs(err))),
               "median_abs_error": float(np.median(np.abs(err))), "worst": float(np.max(np.abs(err))),
               "stderr_rel": {n: float(e) for n, e in zip(PARAMS, se)},
               "determined": {n: bool(e < 0.5 and lo[i] + 1e-6 < best.x[i] < hi[i] - 1e-6 and active[i])
@@ -144,13 +148,22 @@ def fit_thin_gemm(all_samples: list[Sample], exclude: frozenset[str] = frozenset
     for prec in sorted({s.precision for s in all_samples}):
         ss = [s for s in all_samples if s.precision == prec]
         entry[prec], report[prec] = fit_precision(ss, gap_s, gemm_k_half)
-        r = report[prec]
-        log(f"{CLASS} {prec}: {r['samples']} calls ({GPU}), " + ", ".join(f"{k} {v:.3g}" for k, v in entry[prec].items())
+        log(summary(CLASS, prec, f"{report[prec]['samples']} calls ({GPU})", entry[prec], report[prec]))
+    return with_mean_entry(entry, PARAMS), report
+
+
+def summary(cls: str, prec: str, what: str, vals: dict, r: dict) -> str:
+    """One log line of a pinned class's fit at one precision: its parameters, errors and undetermined ones."""
+    return (f"{cls} {prec}: {what}, " + ", ".join(f"{k} {v:.3g}" for k, v in vals.items())
             + f"; MAPE {r['mape']:.1%}, median {r['median_abs_error']:.1%}, worst {r['worst']:.0%}; undetermined: "
             + (", ".join(k for k, d in r["determined"].items() if not d) or "none"))
+
+
+def with_mean_entry(entry: dict, params: tuple[str, ...]) -> dict:
+    """``entry`` with its "*" entry (any other precision): the geometric mean of the fitted precisions' values."""
     if entry:
-        entry["*"] = {k: float(np.exp(np.mean([math.log(v[k]) for v in entry.values()]))) for k in PARAMS}
-    return entry, report
+        entry["*"] = {k: float(np.exp(np.mean([math.log(v[k]) for v in entry.values()]))) for k in params}
+    return entry
 
 
 def main(argv: list[str] | None = None) -> int:

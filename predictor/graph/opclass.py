@@ -9,7 +9,7 @@ from .registry import OP_CLASSES, op_traits
 # op classes: each op type declares its own where its formula is registered (graph/registry.OpTraits.cls)
 CLASSES = OP_CLASSES
 # calibration classes (kernel_class): op classes + depthwise and grouped convolutions, layer norm
-KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "depthwise_nhwc", "grouped", "grouped_large", "layernorm", "gemm_unaligned", "gemm_thin", "rnn_gemv",
+KERNEL_CLASSES = CLASSES + ("depthwise", "depthwise_large", "depthwise_nhwc", "grouped", "grouped_large", "layernorm", "gemm_unaligned", "gemm_thin", "gemv", "rnn_gemv",
                             "depthwise_grad", "norm_train", "norm_amp", "elementwise_mixed", "optimizer",
                             "elementwise_broadcast", "batchnorm")
 # op type of a training step's depthwise-convolution backward kernels (PyTorch's own dgrad and wgrad kernels), class
@@ -63,6 +63,10 @@ def hidden_key(node, op: str | None = None) -> str:
     * a linear layer with a tiny K or N (graph/ops/matmul.thin_linear_steps: CaiT's 4 x 4 talking-heads mixing,
       ConViT's 3 -> 4 positional projection): ``MatMul:thin`` (class ``gemm_thin``: cuBLAS's small-tile kernels, whose
       tile steps set the time; fitted on the linear_thin sweep by calibration/fit/thin_gemm_fit.py);
+    * a linear layer of one row (MatMul or Gemm of a 1 x K activation, all leading dimensions 1, and a weight: a
+      classifier head or a decoder step at batch 1): ``MatMul:gemv`` / ``Gemm:gemv`` (class ``gemv``: cuBLAS's
+      matrix-vector kernels at fp32/tf32, its 8-row nvjet tiles at 16-bit; fitted on those kernels of the H200 and
+      H100 kernel tables by calibration/fit/gemv_fit.py);
     * MatMul (of two activations, or of an activation and a weight) whose K or N is not a multiple of 8 (Swin's
       49-token windows, gMLP's 196-token projection): ``MatMul:unaligned`` (cuBLAS falls back to ``align1``/``align2``
       CUTLASS kernels on tensor cores: 1.6-3.5x the aligned time on the H200);
@@ -104,6 +108,8 @@ def hidden_key(node, op: str | None = None) -> str:
         return f"{op}:gemv"
     if op == "MatMul" and _thin_linear(node):
         return "MatMul:thin"
+    if op in ("MatMul", "Gemm") and _one_row_linear(node, op):
+        return f"{op}:gemv"
     if op == "MatMul" and _unaligned_matmul(node):
         return "MatMul:unaligned"
     if op == "BatchNormalization" and int(node.attrs.get("training_mode", 0) or 0):
@@ -209,7 +215,7 @@ _KEY_CLASS = {"Conv:pointwise": "gemm", "Conv:depthwise": "depthwise", "Conv:dep
               "Conv:grouped": "grouped",
               "Conv:grouped_batched": "grouped", "Conv:grouped_large": "grouped_large",
               "LayerNormalization": "layernorm", "RMSNormalization": "layernorm", "MatMul:unaligned": "gemm_unaligned",
-              "MatMul:thin": "gemm_thin",
+              "MatMul:thin": "gemm_thin", "MatMul:gemv": "gemv", "Gemm:gemv": "gemv",
               "LSTM:gemv": "rnn_gemv", "GRU:gemv": "rnn_gemv", "RNN:gemv": "rnn_gemv",
               DEPTHWISE_GRAD_OP: "depthwise_grad", "BatchNormalization:training": "norm_train",
               "BatchNormalization:fp32_params": "norm_amp", "BatchNormalization": "batchnorm",
@@ -224,6 +230,19 @@ def _rnn_batch(node) -> int | None:
     if x is None or x.shape is None or len(x.shape) != 3:
         return None
     return x.shape[0] if int(node.attrs.get("layout", 0) or 0) == 1 else x.shape[1]
+
+
+def _one_row_linear(node, op: str) -> bool:
+    """A linear layer of one row: an activation whose every dimension but the last is 1 times a weight (MatMul), or
+    a Gemm of a weight with one row of op(A)."""
+    if len(node.inputs) < 2 or any(t is None or not t.shape for t in node.inputs[:2]):
+        return False
+    a, w = node.inputs[0], node.inputs[1]
+    if not w.is_initializer or a.is_initializer or any(not isinstance(d, int) for d in (*a.shape, *w.shape)):
+        return False
+    if op == "Gemm":
+        return len(a.shape) == 2 and a.shape[1 if int(node.attrs.get("transA", 0) or 0) else 0] == 1
+    return len(w.shape) == 2 and len(a.shape) >= 1 and all(d == 1 for d in a.shape[:-1])
 
 
 def _thin_linear(node) -> bool:

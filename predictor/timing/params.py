@@ -39,7 +39,7 @@ PARAMS: dict[str, ParamSpec] = {p.name: p for p in (
 )}
 
 # classes whose kernels are library GEMMs / implicit-GEMM convolutions (and their attention and recurrent relatives)
-GEMM_LIKE = ("conv", "gemm", "attention", "grouped", "gemm_unaligned", "rnn", "rnn_gemv")
+GEMM_LIKE = ("conv", "gemm", "attention", "grouped", "gemm_unaligned", "rnn", "rnn_gemv", "gemv")
 GEMM_LIKE_MIN_MEMORY = 0.5
 # tensor-core GEMMs and convolutions reach most of the ceiling (itself a cuBLAS GEMM): their small-problem losses are
 # tiles, waves, K-loop overheads and fixed costs, not a low asymptote

@@ -59,3 +59,28 @@ def _matmul(a_shape, b_shape, b_init):
 ])
 def test_thin_linear_layers_are_their_own_class(a, b, b_init, cls):
     assert kernel_class(_matmul(a, b, b_init)) == cls
+
+
+def _gemm(a_shape, trans_a=0):
+    w = np.ones((1000, 2048), np.float32)
+    nodes = [helper.make_node("Gemm", ["a", "w"], ["y"], name="fc", transB=1, transA=trans_a)]
+    return load_nodes(make_model(nodes, [("a", "float32", list(a_shape))], [("y", "float32", None)], {"w": w})).nodes[0]
+
+
+@pytest.mark.parametrize("a, b, b_init, cls", [
+    ((1, 2048), (2048, 1000), True, "gemv"),      # a classifier head at batch 1
+    ((1, 1, 512), (512, 562), True, "gemv"),      # a decoder step's projection, K not a multiple of 8: still one row
+    ((2048,), (2048, 1000), True, "gemv"),        # a 1-D activation
+    ((2, 2048), (2048, 1000), True, "gemm"),      # two rows: a tiled GEMM
+    ((1, 256, 512), (512, 512), True, "gemm"),    # 256 rows at batch 1
+    ((1, 1, 256), (1, 256, 512), False, "gemm"),  # B an activation (a batched product): not a linear layer
+])
+def test_one_row_linear_layers_are_class_gemv(a, b, b_init, cls):
+    assert kernel_class(_matmul(a, b, b_init)) == cls
+
+
+def test_a_one_row_gemm_is_class_gemv():
+    """Gemm's A [1, K] (or [K, 1] under transA) with a weight: the exporters' classifier head at batch 1."""
+    assert kernel_class(_gemm((1, 2048))) == "gemv"
+    assert kernel_class(_gemm((2048, 1), trans_a=1)) == "gemv"
+    assert kernel_class(_gemm((8, 2048))) == "gemm"
