@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .pinned_report import determined
+
 KERNELS = {"fp16": "batch_norm_transform_input_kernel", "bf16": "batch_norm_transform_input_kernel",
            "fp32": "bn_fw_inf_1C11_kernel_NCHW", "tf32": "bn_fw_inf_1C11_kernel_NCHW"}
 GPUS = ("h200", "h100")
@@ -178,8 +180,7 @@ def fit_precision(ss: list[Sample]) -> tuple[dict, dict]:
     report = {"samples": len(ss), "networks": {g: len({s.network for s in ss if s.gpu == g}) for g in per_gpu},
               "mape_by_gpu": per_gpu, "median_abs_error": float(np.median(np.abs(err))),
               "stderr_rel": {n: float(e) for n, e in zip(PARAMS, se)},
-              "determined": {n: bool(e < 0.5 and lo[i] + 1e-6 < best.x[i] < hi[i] - 1e-6 and active[i])
-                             for i, (n, e) in enumerate(zip(PARAMS, se))}}
+              "determined": determined(PARAMS, se, lo, hi, best.x, active)}
     return vals, report
 
 

@@ -24,7 +24,8 @@ import argparse
 import statistics
 from collections import defaultdict
 
-from .thin_gemm_fit import Sample, fit_precision, summary, with_mean_entry
+from .pinned_report import summary, with_mean_entry
+from .thin_gemm_fit import Sample, fit_precision
 
 CLASS = "gemv"
 GPUS = ("h200", "h100")

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .pinned_report import determined, summary, with_mean_entry
+
 CLASS = "gemm_thin"
 FAMILY = "linear_thin"
 GPU = "h100"
@@ -135,8 +137,7 @@ def fit_precision(ss: list[Sample], gap_s: float, gemm_k_half: float, cls: str =
     report = {"samples": len(ss), "gpu": gpu, "mape": float(np.mean(np.abs(err))),
               "median_abs_error": float(np.median(np.abs(err))), "worst": float(np.max(np.abs(err))),
               "stderr_rel": {n: float(e) for n, e in zip(PARAMS, se)},
-              "determined": {n: bool(e < 0.5 and lo[i] + 1e-6 < best.x[i] < hi[i] - 1e-6 and active[i])
-                             for i, (n, e) in enumerate(zip(PARAMS, se))}}
+              "determined": determined(PARAMS, se, lo, hi, best.x, active)}
     return vals, report
 
 
@@ -150,20 +151,6 @@ def fit_thin_gemm(all_samples: list[Sample], exclude: frozenset[str] = frozenset
         entry[prec], report[prec] = fit_precision(ss, gap_s, gemm_k_half)
         log(summary(CLASS, prec, f"{report[prec]['samples']} calls ({GPU})", entry[prec], report[prec]))
     return with_mean_entry(entry, PARAMS), report
-
-
-def summary(cls: str, prec: str, what: str, vals: dict, r: dict) -> str:
-    """One log line of a pinned class's fit at one precision: its parameters, errors and undetermined ones."""
-    return (f"{cls} {prec}: {what}, " + ", ".join(f"{k} {v:.3g}" for k, v in vals.items())
-            + f"; MAPE {r['mape']:.1%}, median {r['median_abs_error']:.1%}, worst {r['worst']:.0%}; undetermined: "
-            + (", ".join(k for k, d in r["determined"].items() if not d) or "none"))
-
-
-def with_mean_entry(entry: dict, params: tuple[str, ...]) -> dict:
-    """``entry`` with its "*" entry (any other precision): the geometric mean of the fitted precisions' values."""
-    if entry:
-        entry["*"] = {k: float(np.exp(np.mean([math.log(v[k]) for v in entry.values()]))) for k in params}
-    return entry
 
 
 def main(argv: list[str] | None = None) -> int:

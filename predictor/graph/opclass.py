@@ -232,13 +232,21 @@ def _rnn_batch(node) -> int | None:
     return x.shape[0] if int(node.attrs.get("layout", 0) or 0) == 1 else x.shape[1]
 
 
+def _operand_shapes(node) -> tuple[tuple, tuple] | None:
+    """The shapes of a product's two operands when both are known to the last dimension, else None."""
+    if len(node.inputs) < 2 or any(t is None or not t.shape for t in node.inputs[:2]):
+        return None
+    a, b = node.inputs[0].shape, node.inputs[1].shape
+    return None if any(not isinstance(d, int) for d in (*a, *b)) else (a, b)
+
+
 def _one_row_linear(node, op: str) -> bool:
     """A linear layer of one row: an activation whose every dimension but the last is 1 times a weight (MatMul), or
     a Gemm of a weight with one row of op(A)."""
-    if len(node.inputs) < 2 or any(t is None or not t.shape for t in node.inputs[:2]):
+    if _operand_shapes(node) is None:
         return False
     a, w = node.inputs[0], node.inputs[1]
-    if not w.is_initializer or a.is_initializer or any(not isinstance(d, int) for d in (*a.shape, *w.shape)):
+    if not w.is_initializer or a.is_initializer:
         return False
     if op == "Gemm":
         return len(a.shape) == 2 and a.shape[1 if int(node.attrs.get("transA", 0) or 0) else 0] == 1
@@ -247,11 +255,10 @@ def _one_row_linear(node, op: str) -> bool:
 
 def _thin_linear(node) -> bool:
     """A linear layer (an activation times a weight) with a tiny K or N: graph/ops/matmul.thin_linear_steps."""
-    if len(node.inputs) < 2 or any(t is None or not t.shape for t in node.inputs[:2]):
+    shapes = _operand_shapes(node)
+    if shapes is None:
         return False
-    a, b = node.inputs[0].shape, node.inputs[1].shape
-    if any(not isinstance(d, int) for d in (*a, *b)):
-        return False
+    a, b = shapes
     from .ops.matmul import matmul_gemm, thin_linear_steps
 
     return thin_linear_steps(matmul_gemm(a, b)[0], node.inputs[1].is_initializer) > 0
