@@ -3,8 +3,9 @@
     python3 -m calibration.networks.microbench --out DIR [--families gemm,conv_resnet50,...]
         [--precisions fp32,tf32,fp16,bf16] [--max-seconds 280]
 
-Each case is timed with CUDA events around every call (or, for ops under ~100 us, around CUDA-graph
-replays of K back-to-back calls, divided by K); median / p10 / p90 of the timed calls. fp32 = TF32
+Each case is timed with CUDA events around CUDA-graph replays of K back-to-back calls, divided by K, K grown until a
+replay lasts >= 200 us (time_case; with events around every call when the call cannot be captured); median / p10 /
+p90 of the timed calls. fp32 = TF32
 off, tf32 = TF32 on (only for the tensor-core families: gemm, bmm, conv*, sdpa, rnn), fp16/bf16 =
 tensors of that dtype. `flops` are algorithmic (FMA = 2), `bytes` compulsory (inputs read once,
 outputs written once). After each family one profiler pass counts the kernels of every case and names the
@@ -17,6 +18,7 @@ import argparse
 import csv
 import json
 import math
+import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -34,12 +36,12 @@ FAMILY_PRECISIONS = {"gemm_8bit": EIGHT_BIT_PRECISIONS,   # families not named h
 TENSOR_CORE_FAMILIES = ("gemm", "gemm_8bit", "bmm", "conv_resnet50", "conv_depthwise", "conv_grouped", "conv_sweep",
                         "sdpa", "rnn", "conv_grouped_width", "bmm_unaligned", "rnn_steps",
                         "conv_broad", "conv_transpose", "gemm_broad", "conv3d", "conv1d", "conv_large", "rnn_bidir",
-                        "sdpa_broad", "frontends", "sdpa_masked", "sdpa_long", "sdpa_decode", "linear_thin")
+                        "sdpa_broad", "frontends", "sdpa_masked", "sdpa_long", "sdpa_decode", "linear_thin",
+                        "linear_small", "conv_transpose_dw")
 ELT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 CSV_COLUMNS = ("op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s",
                "n_timed", "method", "n_kernels", "error", "main_kernel")
-GRAPH_BELOW_S = 100e-6      # ops faster than this are timed as CUDA-graph replays of K calls
-GRAPH_FAMILIES = ("rnn_steps", "elementwise_mixed", "rnn_bidir", "rnn_persist")  # timed in a CUDA graph at any duration (host-bound library calls)
+GRAPH_BELOW_S = 100e-6      # until run 20, ops faster than this were timed as CUDA-graph replays of K calls (now all are)
 TARGET_CASE_S = 0.05        # GPU time spent timing one case (after warm-up)
 
 
@@ -1375,6 +1377,65 @@ def _frontends_cases(p: str) -> Iterator[OpCase]:
             yield _conv_nd_case(p, "frontends", n, c, (h, h), c, (k, k), (1, 1), (1, 1), groups=c)
 
 
+# run 20: small linear layers, the under-filled GEMMs where cuBLAS splits K or picks small tiles (SLANeXt's fp32
+# 256 x 512 x 512 product: 5.4 us on the H100, sm80 xmma split-K kernels, where one 64x64 SIMT tile per SM was
+# priced at 20 us; 10-17% of the H200 tables' under-filled fp32 linears run split-K kernels at K <= 1024). (M, N, K)
+# of x [M, K] @ W^T, drawn once from a fixed seed, plus SLANeXt's own.
+def _draw_linear_small(r) -> tuple | None:
+    m = r.choice((16, 32, 64, 128, 256, 512, 1024, 2048, 4096))
+    n = r.choice((64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096))
+    k = r.choice((64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192))
+    return (m, n, k) if m * n <= 2 ** 22 else None
+
+
+LINEAR_SMALL_SHAPES = ((256, 512, 512),) + _seeded(20, 59, _draw_linear_small)
+
+
+def _linear_small_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for m, n, k in LINEAR_SMALL_SHAPES:
+        def setup(m=m, n=n, k=k):
+            import torch.nn.functional as F
+
+            x, w = _rand((m, k), p), _rand((n, k), p)
+            return lambda: F.linear(x, w)
+        yield OpCase("linear", "linear_small", p, {"M": m, "N": n, "K": k}, *gemm_cost(m, n, k, elt), setup)
+
+
+# run 20: depthwise transposed 1-D convolutions (X-Codec2's anti-aliased up-sampling: groups = channels = 1536, 12
+# taps, stride 2; cuDNN's dgrad2d_grouped_direct_kernel at ~137 ps an output element at every precision on the H100,
+# h100/timing/blind21). (N, C, L, taps, stride), drawn once from a fixed seed.
+def _draw_conv_transpose_dw(r) -> tuple | None:
+    n = r.choice((1, 4, 32))
+    c = r.choice((64, 256, 768, 1536))
+    length = r.choice((256, 1024, 4096, 16384))
+    k = r.choice((4, 6, 12, 16))
+    s = r.choice((2, 2, 4))
+    outs = n * c * length * s
+    return (n, c, length, k, s) if 1e5 <= outs <= 4e8 and k >= s else None
+
+
+CONV_TRANSPOSE_DW_SHAPES = ((32, 1536, 250, 12, 2),) + _seeded(22, 19, _draw_conv_transpose_dw)
+
+
+def _conv_transpose_dw_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for n, c, length, k, s in CONV_TRANSPOSE_DW_SHAPES:
+        pad = (k - s) // 2
+        lo = (length - 1) * s - 2 * pad + k
+        flops = 2.0 * n * c * length * k
+        nbytes = float(elt * (n * c * length + c * k + n * c * lo))
+
+        def setup(n=n, c=c, length=length, k=k, s=s, pad=pad):
+            import torch.nn.functional as F
+
+            x, wt = _rand((n, c, length), p), _rand((c, 1, k), p)
+            return lambda: F.conv_transpose1d(x, wt, None, s, pad, 0, c)
+        yield OpCase("conv_transpose1d", "conv_transpose_dw", p,
+                     {"N": n, "C": c, "L": length, "K": c, "R": k, "stride": s, "pad": pad, "groups": c, "Lo": lo},
+                     flops, nbytes, setup)
+
+
 FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "gemm": _gemm_cases, "bmm": _bmm_cases, "conv_resnet50": _conv_resnet50_cases,
     "conv_depthwise": _conv_depthwise_cases, "conv_grouped": _conv_grouped_cases,
@@ -1395,6 +1456,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "short_rows": _short_rows_cases, "linear_thin": _linear_thin_cases,
     "conv_depthwise_taps": _conv_depthwise_taps_cases, "softmax_axis": _softmax_axis_cases,
     "gather_rows": _gather_rows_cases, "transpose_broad": _transpose_broad_cases,
+    "linear_small": _linear_small_cases, "conv_transpose_dw": _conv_transpose_dw_cases,
 }
 
 
@@ -1432,29 +1494,59 @@ class CaseTiming:
     error: str = ""
 
 
-def time_case(fn: Callable[[], Any], target_s: float = TARGET_CASE_S, max_iters: int = 50,
-              graph_always: bool = False) -> CaseTiming:
-    """Median per-call GPU time of fn: events per call, or CUDA-graph replays of K calls for tiny ops (and of
-    one call for any op when ``graph_always``: library calls whose host work outlasts their kernels, such as
-    cuDNN's RNN, time their GPU work only in a graph)."""
-    from .gpu_common import capture_graph, time_each
+GRAPH_REPLAY_MIN_S = 2 * GRAPH_BELOW_S  # a timed graph replay's GPU time: far above the host's cost of launching it
+GRAPH_MAX_CALLS = 1000
+
+
+def _graph_of(fn: Callable[[], Any], k: int):
+    from .gpu_common import capture_graph
+
+    def calls():
+        for _ in range(k):
+            fn()
+    return capture_graph(calls, warmup=1)[0]
+
+
+def _long_graph(fn: Callable[[], Any], k: int):
+    """(graph, k): a CUDA graph of k back-to-back calls whose replay lasts at least GRAPH_REPLAY_MIN_S. The first k
+    comes from the eager call time, which holds the host's dispatch; a replay shorter than the host's ~25-30 us cost of
+    launching it is timed by the host (each event pair waits for the launch: runs before 2026-12-07's run 20 timed
+    calls of a few us at ~27 us / k, 7.0 us for a 32 x 768 x 768 fp16 product captured 4 times, 4.3 us 6 times), so k
+    grows from the replay's own time until it is long enough."""
+    from .gpu_common import time_each
+
+    graph = _graph_of(fn, k)
+    for _ in range(4):
+        replay_s = statistics.median(time_each(graph.replay, 5))
+        if replay_s >= GRAPH_REPLAY_MIN_S or k >= GRAPH_MAX_CALLS:
+            break
+        k = min(GRAPH_MAX_CALLS, int(math.ceil(k * 1.5 * GRAPH_REPLAY_MIN_S / max(replay_s, 1e-7))))
+        del graph
+        graph = _graph_of(fn, k)
+    return graph, k
+
+
+def time_case(fn: Callable[[], Any], target_s: float = TARGET_CASE_S, max_iters: int = 50) -> CaseTiming:
+    """Median per-call GPU time of fn: CUDA-graph replays of K calls (_long_graph), or events per call when the call
+    cannot be captured. Until run 20 (2026-12-07) only calls whose eager event time was under GRAPH_BELOW_S were
+    captured (at any duration for the host-bound library calls of rnn_steps, elementwise_mixed, rnn_bidir and
+    rnn_persist), and others were timed by events per call, which times the
+    host's dispatch of a call of a few us (55-67 us for fp32 linear layers whose cuBLAS call is slow on the host)."""
+    from .gpu_common import time_each
 
     fn()
     sync()
     est = summarize(time_each(fn, 3))["median_s"]
-    if est < GRAPH_BELOW_S or graph_always:
-        k = max(1, min(50, int(math.ceil(2 * GRAPH_BELOW_S / max(est, 1e-7)))))
-        try:
-            def calls():
-                for _ in range(k):
-                    fn()
-            graph, _ = capture_graph(calls, warmup=1)
-            n = int(max(10, min(max_iters, target_s / max(est * k, 1e-7))))
-            times = [t / k for t in time_each(graph.replay, n)]
-            st = summarize(times)
-            return CaseTiming(st["median_s"], st["p10_s"], st["p90_s"], n, f"graph_x{k}")
-        except Exception:  # noqa: BLE001 - not capturable: fall back to events per call
-            sync()
+    k = max(1, min(50, int(math.ceil(2 * GRAPH_BELOW_S / max(est, 1e-7)))))
+    try:
+        graph, k = _long_graph(fn, k)
+        n = int(max(10, min(max_iters, target_s / max(est * k, 1e-7))))
+        times = [t / k for t in time_each(graph.replay, n)]
+        st = summarize(times)
+        return CaseTiming(st["median_s"], st["p10_s"], st["p90_s"], n, f"graph_x{k}")
+    except Exception as e:  # noqa: BLE001 - not capturable: fall back to events per call
+        print(f"    graph capture failed ({type(e).__name__}: {str(e)[:120]}): timed by events", file=sys.stderr)
+        sync()
     n = int(max(5, min(max_iters, target_s / max(est, 1e-7))))
     st = summarize(time_each(fn, n))
     return CaseTiming(st["median_s"], st["p10_s"], st["p90_s"], n, "events")
@@ -1510,7 +1602,7 @@ def run_family(cases: list[OpCase], budget: Budget, count: bool) -> list[dict]:
             set_precision_flags(case.precision)
             with torch.inference_mode():
                 fn = case.setup()
-                t = time_case(fn, graph_always=case.family in GRAPH_FAMILIES)
+                t = time_case(fn)
             row.update(time_s=t.time_s, p10_s=t.p10_s, p90_s=t.p90_s, n_timed=t.n_timed, method=t.method)
             if count:
                 fns.append((idx, case.precision, fn))

@@ -162,3 +162,45 @@ def test_transpose_broad_family_moves_real_permutations():
         assert [i for i in perm if shape[i] > 1] != [i for i in range(len(shape)) if shape[i] > 1]
         assert c.bytes == 2 * mb.ELT_BYTES[c.precision] * math.prod(shape)
         assert c.params["kind"] == ("inner_kept" if perm[-1] == len(shape) - 1 else "inner_moved")
+
+
+def test_linear_small_and_depthwise_transpose_families():
+    """linear_small (run 20): SLANeXt's 256 x 512 x 512 and 59 seeded under-filled shapes (M x N <= 4 M) at every float
+    precision; conv_transpose_dw: X-Codec2's up-sampling and 19 seeded depthwise transposed 1-D convolutions, the
+    output length of ConvTranspose1d's formula and FLOPs of one multiply-add per input element and tap."""
+    cases = mb.enumerate_cases(("linear_small", "conv_transpose_dw"), mb.FLOAT_PRECISIONS)
+    lin = [c for c in cases if c.family == "linear_small"]
+    assert len(lin) == 4 * 60 and all(c.params["M"] * c.params["N"] <= 2 ** 22 for c in lin)
+    c = next(c for c in lin if c.precision == "fp32")
+    assert c.params == {"M": 256, "N": 512, "K": 512} and c.flops == 2.0 * 256 * 512 * 512
+    assert c.bytes == 4 * (256 * 512 + 512 * 512 + 256 * 512)
+    dw = [c for c in cases if c.family == "conv_transpose_dw"]
+    assert len(dw) == 4 * 20
+    c = next(c for c in dw if c.precision == "bf16")
+    assert c.params == {"N": 32, "C": 1536, "L": 250, "K": 1536, "R": 12, "stride": 2, "pad": 5, "groups": 1536,
+                        "Lo": 500}
+    assert c.flops == 2.0 * 32 * 1536 * 250 * 12 and c.bytes == 2 * (32 * 1536 * 250 + 1536 * 12 + 32 * 1536 * 500)
+
+
+def test_time_case_grows_the_graph_past_the_hosts_launch_cost(monkeypatch):
+    """A call is timed in a graph of K calls whose replay lasts at least GRAPH_REPLAY_MIN_S (the host's launch of a
+    shorter one is what back-to-back event pairs time): K grows from the replay's own time, per-call time = replay / K."""
+    from calibration.networks import gpu_common
+
+    class Graph:  # a replay of k calls of 2 us each
+        def __init__(self, k):
+            self.k = k
+
+        def replay(self):
+            pass
+
+    def time_each(fn, n):  # the eager call: 50 us of host dispatch
+        return [fn.__self__.k * 2e-6 if isinstance(getattr(fn, "__self__", None), Graph) else 50e-6] * n
+
+    monkeypatch.setattr(gpu_common, "time_each", time_each)
+    monkeypatch.setattr(mb, "sync", lambda: None)
+    monkeypatch.setattr(mb, "_graph_of", lambda fn, k: Graph(k))
+    t = mb.time_case(lambda: None)
+    k = int(t.method.removeprefix("graph_x"))
+    assert k * 2e-6 >= mb.GRAPH_REPLAY_MIN_S and k <= mb.GRAPH_MAX_CALLS and k > 4  # not 2 x 100 us / 50 us
+    assert t.time_s == pytest.approx(2e-6)
