@@ -59,7 +59,7 @@ def kernel_ratios(rows: list[dict], profile, calibration) -> dict[tuple[str, str
         cost = gc.costs[0]
         pred = calibration.predict_op(node, cost, profile, pol).time_s
         if pred > 0:
-            cls = kernel_class(node, runtime_op(node, cost.work))
+            cls = kernel_class(node, runtime_op(node, cost.work), r["precision"])
             out.setdefault((cls, r["precision"]), []).append(float(r["time_s"]) / pred)
     return out
 

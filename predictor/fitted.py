@@ -156,7 +156,7 @@ class FittedCalibration:
         ideal_times = level_times_s(cost, profile, profile.kernel_gap_s)
         ideal, _ = bound_of(ideal_times)
         op = runtime_op(node, cost.work)
-        cls = kernel_class(node, op)
+        cls = kernel_class(node, op, policy.name)
         pred = self._predict_as(cls, node, cost, profile, policy, moved, op, ideal)
         if cls == "rnn_gemv":  # cuBLAS runs GEMV steps at batch 1 because they are the faster kernels: never slower
             batched = self._predict_as("rnn", node, cost, profile, policy, moved, op, ideal)  # than the batched GEMM

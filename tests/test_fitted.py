@@ -297,3 +297,19 @@ def test_a_calibration_file_fitted_on_another_gpu_is_transferred_as_the_bundled_
     cal = calibration_named(h100, path)
     assert cal.transferred_from == "h200" and "transferred" in cal.name
     assert cal.transfer_for(h100) is not None
+
+
+def test_one_row_layers_take_the_gemv_class_at_32_bit_and_the_gemm_class_at_16():
+    """A classifier head at batch 1: its fixed cost is class gemv's at fp32/tf32, class gemm's at fp16/bf16 (cuBLAS
+    runs no gemv kernel there; graph/opclass.GEMV_PRECISIONS)."""
+    import numpy as np
+    from onnx import helper
+
+    doc = _doc(classes={"default": {"*": {"t0_s": 1e-6, "eff_compute": 1.0, "eff_memory": 1.0}},
+                        "gemv": {"*": {"t0_s": 2e-6, "eff_compute": 1.0, "eff_memory": 1.0}},
+                        "gemm": {"*": {"t0_s": 5e-6, "eff_compute": 1.0, "eff_memory": 1.0}}})
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="fc")]
+    inits = {"w": np.ones((64, 16), np.float32)}
+    for precision, t0 in (("fp32", 2e-6), ("tf32", 2e-6), ("fp16", 5e-6), ("bf16", 5e-6)):
+        p = _predict(doc, nodes, [("x", "float32", [1, 64])], [("y", "float32", None)], inits, precision)
+        assert p.ops[0].level_time_s["latency"] == pytest.approx(t0, rel=1e-9), precision

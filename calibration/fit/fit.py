@@ -111,7 +111,7 @@ def append_node(cols: dict[str, list], cost, node, precision: str, profile, hidd
     op = runtime_op(node, cost.work)
     for k in _FEATURES:
         cols[k].append(getattr(f, k))
-    key = (kernel_class(node, op), precision)
+    key = (kernel_class(node, op, precision), precision)
     # a class the main fit does not fit (elementwise_mixed: amp_fit's, met in a 16-bit model's fp32 regions) is
     # priced here as its base class
     cols["group"].append(groups[key] if key in groups else groups[(op_class(op or node.op_type), precision)])

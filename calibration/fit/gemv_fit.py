@@ -3,12 +3,14 @@
     python -m calibration.fit.gemv_fit
 
 A linear layer of one row (a classifier head at batch 1, a decoder's step: graph/opclass._one_row_linear) runs
-cuBLAS's matrix-vector kernels at fp32 and tf32 (``gemv``/``gemvx`` in the kernel tables) and its 8-row nvjet tiles
-at 16-bit, not the tiled GEMM kernels the ``gemm`` class is fitted on: ~2.6 us for a 2048 x 1000 fp32 head on the
+cuBLAS's matrix-vector kernels at fp32 and tf32 (``gemv``/``gemvx`` in the kernel tables), not the tiled GEMM kernels
+the ``gemm`` class is fitted on: ~2.6 us for a 2048 x 1000 fp32 head on the
 H200 where the fp32 GEMM class's fixed cost alone is 5.6 us. The H200 and H100 kernel tables (calibration/data/<gpu>/
 timing, eager rows with the profiler's input shapes) hold them inside the measured networks: every ``aten::linear``
 kernel whose input has one row, but cuBLAS's split-K reduction and memset kernels (a call's second kernel, left out).
-One sample per (GPU, network, precision, K, N): the median kernel, its features those of a one-row MatMul on that
+At 16-bit cuBLAS runs its 8-row nvjet GEMM tiles instead, whose time grows with K over too few tiles (a gemv fit of
+them was 36% off kernel by kernel): those layers stay in the op's GEMM class (opclass.GEMV_PRECISIONS) and are not
+read here. One sample per (GPU, network, precision, K, N): the median kernel, its features those of a one-row MatMul on that
 GPU's profile (the H100's: its ERT-measured profile as predict transfers to it). Per precision, (t0_s, eff_compute,
 eff_memory) by least squares on the log kernel time under predictor/timing's kernel_time (thin_gemm_fit's
 fit_precision, no graph gap: eager kernel durations; the K loop's share at the main fit's starting gemm_k_half of 256,
@@ -24,7 +26,9 @@ import argparse
 import statistics
 from collections import defaultdict
 
-from .pinned_report import summary, with_mean_entry
+from predictor.graph.opclass import GEMV_PRECISIONS
+
+from .pinned_report import summary
 from .thin_gemm_fit import Sample, fit_precision
 
 CLASS = "gemv"
@@ -69,7 +73,7 @@ def samples(gpus: tuple[str, ...] = GPUS) -> list[tuple[str, Sample]]:
             times[(gpu, r["network"], r["precision"], kn)].append(dur)
     out, feats = [], {}
     for (gpu, net, prec, (k, n)), ts in sorted(times.items()):
-        if zoo_split(net) != "train":
+        if zoo_split(net) != "train" or prec not in GEMV_PRECISIONS:
             continue
         key = (gpu, prec, k, n)
         if key not in feats:
@@ -85,7 +89,7 @@ def samples(gpus: tuple[str, ...] = GPUS) -> list[tuple[str, Sample]]:
 
 def fit_gemv(all_samples: list[tuple[str, Sample]], exclude: frozenset[str] = frozenset(), log=print,
              gap_s: float = 0.0, gemm_k_half: float = 256.0) -> tuple[dict, dict]:
-    """The main fit's pinned-class interface: ({precision: params, "*": their geometric mean}, {precision: report}).
+    """The main fit's pinned-class interface: ({precision: params}, {precision: report}), GEMV_PRECISIONS only.
     ``gap_s`` does not apply (eager kernel durations hold no graph gap)."""
     entry, report = {}, {}
     kept = [(net, s) for net, s in all_samples if net not in exclude]
@@ -96,7 +100,7 @@ def fit_gemv(all_samples: list[tuple[str, Sample]], exclude: frozenset[str] = fr
         r = report[prec]
         r["networks"] = len({net for net, s in kept if s.precision == prec})
         log(summary(CLASS, prec, f"{r['samples']} kernels of {r['networks']} networks", entry[prec], r))
-    return with_mean_entry(entry, PARAMS), report
+    return entry, report
 
 
 def main(argv: list[str] | None = None) -> int:

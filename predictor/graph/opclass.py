@@ -64,9 +64,9 @@ def hidden_key(node, op: str | None = None) -> str:
       ConViT's 3 -> 4 positional projection): ``MatMul:thin`` (class ``gemm_thin``: cuBLAS's small-tile kernels, whose
       tile steps set the time; fitted on the linear_thin sweep by calibration/fit/thin_gemm_fit.py);
     * a linear layer of one row (MatMul or Gemm of a 1 x K activation, all leading dimensions 1, and a weight: a
-      classifier head or a decoder step at batch 1): ``MatMul:gemv`` / ``Gemm:gemv`` (class ``gemv``: cuBLAS's
-      matrix-vector kernels at fp32/tf32, its 8-row nvjet tiles at 16-bit; fitted on those kernels of the H200 and
-      H100 kernel tables by calibration/fit/gemv_fit.py);
+      classifier head or a decoder step at batch 1): ``MatMul:gemv`` / ``Gemm:gemv`` (class ``gemv`` at fp32/tf32:
+      cuBLAS's matrix-vector kernels, fitted on those kernels of the H200 and H100 kernel tables by
+      calibration/fit/gemv_fit.py; at 16-bit its 8-row nvjet GEMM tiles, the op's GEMM class: GEMV_PRECISIONS);
     * MatMul (of two activations, or of an activation and a weight) whose K or N is not a multiple of 8 (Swin's
       49-token windows, gMLP's 196-token projection): ``MatMul:unaligned`` (cuBLAS falls back to ``align1``/``align2``
       CUTLASS kernels on tensor cores: 1.6-3.5x the aligned time on the H200);
@@ -144,7 +144,12 @@ def hidden_entry(table, node, precision: str, default, op: str | None = None):
     return by_p.get(precision, default)
 
 
-def kernel_class(node, op: str | None = None) -> str:
+# precisions whose one-row linear layers run cuBLAS's gemv kernels (class ``gemv``); at 16-bit cuBLAS runs its GEMM
+# kernels on 8-row tiles, which the op's GEMM class prices (the 16-bit kernels followed no gemv fit: 36% off)
+GEMV_PRECISIONS = frozenset({"fp32", "tf32"})
+
+
+def kernel_class(node, op: str | None = None, precision: str | None = None) -> str:
     """The calibration class of a node's kernel: its op class, except that a pointwise convolution (1x1,
     stride 1, one group) is a GEMM (cuDNN dispatches it to cuBLAS GEMM kernels, nvjet/sm90 gemm in the
     H200 kernel tables) and takes the GEMM class's efficiency, and depthwise and grouped convolutions are
@@ -158,10 +163,13 @@ def kernel_class(node, op: str | None = None) -> str:
     kernel for a 16-bit model, cuDNN's at fp32; a loop of dependent loads per thread, fitted on its kernels on two GPUs
     by calibration/fit/batchnorm_fit.py and held by the main fit). ``op``: a fused node's base op, or
     ``Attention`` for the runtime's fused attention kernel (graph/fused.runtime_op). A multi-tensor optimizer kernel
-    of a training step (MULTI_TENSOR_ATTR) is class ``optimizer``."""
+    of a training step (MULTI_TENSOR_ATTR) is class ``optimizer``. A one-row linear layer is class ``gemv`` at
+    the GEMV_PRECISIONS only (``precision`` None: every precision)."""
     if node.attrs.get(MULTI_TENSOR_ATTR):
         return "optimizer"
     cls = _KEY_CLASS.get(hidden_key(node, op)) or op_class(op or node.op_type)
+    if cls == "gemv" and precision is not None and precision not in GEMV_PRECISIONS:
+        return op_class(op or node.op_type)
     if cls != "elementwise":
         return cls
     if mixed_dtypes(node):

@@ -20,10 +20,11 @@ def test_one_row_calls_are_read_from_the_profiler_shapes():
 
 
 def test_samples_are_training_networks_on_both_gpus(kernel_samples):
-    """Only training-split networks' tables, on the H200 and the H100, every precision, one-row MatMul features."""
+    """Only training-split networks' tables, on the H200 and the H100, at fp32 and tf32 (at 16-bit one-row layers are
+    the GEMM class's), one-row MatMul features."""
     from calibration.networks import zoo
 
-    assert {s.precision for _, s in kernel_samples} == {"fp32", "tf32", "fp16", "bf16"}
+    assert {s.precision for _, s in kernel_samples} == {"fp32", "tf32"}
     assert all(zoo.NETWORKS[n].split == "train" for n, _ in kernel_samples)
     assert "slanext_wired" in {n for n, _ in kernel_samples}          # an H100 table (spent blind set)
     assert all(s.m == 1 and s.kernels == 1 and s.hbm_s > 0 and s.measured_s > 0 for _, s in kernel_samples)
@@ -34,8 +35,8 @@ def test_gemv_is_reproducible_and_held_by_the_main_fit(kernel_samples):
     well under the fp32 GEMM class's."""
     cal = bundled_calibration(load_profile("h200"))
     fitted, report = fit_gemv(kernel_samples, log=lambda *_: None)
-    assert set(fitted) == {"fp32", "tf32", "fp16", "bf16", "*"}
-    for p in ("fp32", "tf32", "fp16", "bf16"):
+    assert set(fitted) == {"fp32", "tf32"}
+    for p in ("fp32", "tf32"):
         assert fitted[p]["t0_s"] == pytest.approx(cal.params("gemv", p).t0_s, rel=1e-2)
         assert report[p]["determined"]["t0_s"] and report[p]["determined"]["eff_memory"]
     assert fitted["fp32"]["t0_s"] < 0.6 * cal.params("gemm", "fp32").t0_s

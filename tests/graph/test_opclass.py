@@ -84,3 +84,12 @@ def test_a_one_row_gemm_is_class_gemv():
     assert kernel_class(_gemm((1, 2048))) == "gemv"
     assert kernel_class(_gemm((2048, 1), trans_a=1)) == "gemv"
     assert kernel_class(_gemm((8, 2048))) == "gemm"
+
+
+@pytest.mark.parametrize("precision, cls", [("fp32", "gemv"), ("tf32", "gemv"), ("fp16", "gemm"), ("bf16", "gemm"),
+                                            (None, "gemv")])
+def test_one_row_layers_are_gemv_only_where_cublas_runs_gemv(precision, cls):
+    """At 16-bit cuBLAS runs its 8-row GEMM tiles for one row (no gemv kernel): the op's GEMM class prices them."""
+    assert kernel_class(_matmul((1, 2048), (2048, 1000), True), precision=precision) == cls
+    assert kernel_class(_gemm((1, 2048)), "Gemm", precision) == cls
+    assert kernel_class(_matmul((8, 2048), (2048, 1000), True), precision=precision) == "gemm"
