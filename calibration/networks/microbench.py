@@ -807,15 +807,20 @@ GEMM_BROAD = tuple((m, n, k) for m in (1, 8, 32, 128, 512, 2048, 8192) for n, k 
                     (1024, 16384), (256, 65536), (50272, 768)))
 
 
-def _gemm_broad_cases(p: str) -> Iterator[OpCase]:
+def _linear_cases(p: str, family: str, shapes) -> Iterator[OpCase]:
+    """``F.linear(x [M, K], W [N, K])`` for each (M, N, K) of ``shapes``."""
     elt = ELT_BYTES[p]
-    for m, n, k in GEMM_BROAD:
+    for m, n, k in shapes:
         def setup(m=m, n=n, k=k):
             import torch.nn.functional as F
 
             x, w = _rand((m, k), p), _rand((n, k), p)
             return lambda: F.linear(x, w)
-        yield OpCase("linear", "gemm_broad", p, {"M": m, "N": n, "K": k}, *gemm_cost(m, n, k, elt), setup)
+        yield OpCase("linear", family, p, {"M": m, "N": n, "K": k}, *gemm_cost(m, n, k, elt), setup)
+
+
+def _gemm_broad_cases(p: str) -> Iterator[OpCase]:
+    return _linear_cases(p, "gemm_broad", GEMM_BROAD)
 
 
 # (rows, D): RMS norm as LLaMA's modules run it (x * rsqrt(mean(x^2) + eps) * w: several kernels in eager) and
@@ -1392,14 +1397,7 @@ LINEAR_SMALL_SHAPES = ((256, 512, 512),) + _seeded(20, 59, _draw_linear_small)
 
 
 def _linear_small_cases(p: str) -> Iterator[OpCase]:
-    elt = ELT_BYTES[p]
-    for m, n, k in LINEAR_SMALL_SHAPES:
-        def setup(m=m, n=n, k=k):
-            import torch.nn.functional as F
-
-            x, w = _rand((m, k), p), _rand((n, k), p)
-            return lambda: F.linear(x, w)
-        yield OpCase("linear", "linear_small", p, {"M": m, "N": n, "K": k}, *gemm_cost(m, n, k, elt), setup)
+    return _linear_cases(p, "linear_small", LINEAR_SMALL_SHAPES)
 
 
 # run 20: depthwise transposed 1-D convolutions (X-Codec2's anti-aliased up-sampling: groups = channels = 1536, 12

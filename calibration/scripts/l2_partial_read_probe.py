@@ -12,10 +12,11 @@ consumer found in L2 if a read from L2 costs nothing next to one from HBM (a low
 l2_residency_probe.py, whose whole-tensor reads this extends.
 """
 import csv
-import statistics
 import sys
 
 import torch
+
+from l2_residency_probe import reduction_us  # this script's folder is on sys.path when it runs
 
 MB = 1 << 20
 SIZES_MB = (16, 32, 48, 64, 96, 128, 256, 512)
@@ -34,10 +35,7 @@ def consumer_us(y, piece, flush, cold: bool, reps: int) -> float:
                 flush.fill_(3.0)
             piece.sum()
         torch.cuda.synchronize()
-    ks = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and "reduce" in e.name.lower()]
-    us = [getattr(e, "device_time", None) or e.cuda_time for e in ks]
-    per = max(len(us) // reps, 1)
-    return statistics.median(sum(us[i:i + per]) for i in range(0, per * reps, per))
+    return reduction_us(prof, reps)
 
 
 def main(out: str) -> None:

@@ -35,6 +35,11 @@ def consumer_us(y, gap, flush, gap_elems: int, cold: bool, reps: int) -> float:
                 flush.fill_(3.0)
             y.sum()
         torch.cuda.synchronize()
+    return reduction_us(prof, reps)
+
+
+def reduction_us(prof, reps: int) -> float:
+    """Median over ``reps`` replays of a profiled run's reduction kernel time (us; a replay's kernels summed)."""
     ks = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and "reduce" in e.name.lower()]
     us = [getattr(e, "device_time", None) or e.cuda_time for e in ks]
     per = max(len(us) // reps, 1)
