@@ -477,8 +477,8 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
     is_table[len(measured) - len(table_meas):] = True
     # microbenchmark kernels: one node per measured call, a sample each (calibration/fit/kernel_samples.py)
     micro_meas, labels = [], []
-    for fams, m_profile, root in _micro_sources(micro_families, profile):
-        for r, node, cost in micro_costs(fams, m_profile, root):
+    for fams, m_profile, root, keep in _micro_sources(micro_families, profile):
+        for r, node, cost in micro_costs(fams, m_profile, root, keep):
             sid = len(measured) + len(micro_meas)
             append_node(cols, cost, node, r["precision"], m_profile, hidden, groups, sid, -1)
             micro_meas.append(float(r["time_s"]))
@@ -502,18 +502,28 @@ def prepare_fit(cases: list[Case], kernels: dict, profile, micro_families: tuple
                    {cls: samples() for cls, (samples, _fit, _source) in _pinned_fits().items()})
 
 
-def _micro_sources(micro_families: tuple[str, ...], profile) -> list[tuple[tuple[str, ...], object, Path]]:
-    """(families, profile, folder) of the microbenchmark rows the fit reads: the fitted GPU's own, and the families
-    of OTHER_GPU_FAMILIES from that GPU's folder, priced on its transferred profile (other_gpu_data's)."""
+def _micro_sources(micro_families: tuple[str, ...], profile) -> list[tuple[tuple[str, ...], object, Path, object]]:
+    """(families, profile, folder, keep) of the microbenchmark rows the fit reads: the fitted GPU's own but those
+    timed by the host's launch (micro_fit.host_bound: their times are upper bounds); the families of
+    OTHER_GPU_FAMILIES from that GPU's folder; and from there too, where that GPU re-measured a host-bound case of
+    the fitted GPU's under the fixed timing, its row instead. Another GPU's rows are priced on its transferred
+    profile (other_gpu_data's)."""
     from predictor.machine.transfer import transfer_profile
 
     from .dataset import DATA
+    from .micro_fit import host_bound, microbench_rows, row_key
 
-    out = [(micro_families, profile, MICROBENCH)]
+    out = [(micro_families, profile, MICROBENCH, lambda r: not host_bound(r))]
+    bound = {row_key(r) for r in microbench_rows(micro_families, MICROBENCH) if host_bound(r)}
     for gpu, fams in OTHER_GPU_FAMILIES.items():
         picked = tuple(f for f in fams if f in micro_families)
+        m_profile = transfer_profile(load_profile(gpu)).profile
         if picked:
-            out.append((picked, transfer_profile(load_profile(gpu)).profile, DATA / gpu / "microbench"))
+            out.append((picked, m_profile, DATA / gpu / "microbench", None))
+        own = tuple(f for f in micro_families if f not in picked)
+        if own and bound:
+            out.append((own, m_profile, DATA / gpu / "microbench",
+                        lambda r, bound=frozenset(bound): row_key(r) in bound and not host_bound(r)))
     return out
 
 
@@ -991,7 +1001,9 @@ def build_document(result: dict, cases: list[Case], profile, host_s: dict[str, f
             "scope_median_abs_error": round(result["scope_median_error"], 4),
             "training_whole_network_mape": round(result["train_mape"], 4),
             "data": "calibration/data/h200/timing (PyTorch 2.11 eager, cuDNN 9.19, H200, 2026-12-02) and the op "
-                    "microbenchmarks calibration/data/h200/microbench (families: calibration/fit/kernel_samples.py)" + (
+                    "microbenchmarks calibration/data/h200/microbench (families: calibration/fit/kernel_samples.py; rows that "
+                    "timed the host's launch, calibration/fit/micro_fit.host_bound, replaced by the H100's re-measured "
+                    "rows of the same cases, calibration/data/h100/microbench/run21)" + (
                         "; the training networks' broadcasting elementwise kernels from the same timing tables, one "
                         "sample per case, op and shapes (calibration/fit/table_samples.py)"
                         if result.get("n_table_samples") else "") + "".join(

@@ -279,13 +279,16 @@ NODE_BUILDERS: dict[str, Callable[[dict], Node | tuple[Node, ...]]] = {
 }
 
 
-def micro_costs(families: tuple[str, ...], profile, root: Path = MICROBENCH) -> list[tuple[dict, Node, object]]:
-    """(row, node, cost) of every error-free microbenchmark row of ``families`` whose op has a node builder and
-    whose node costs to at least one kernel of a main-fit class. A builder of several nodes (an exporter's
-    decomposition the runtime patterns fold) gives the one node left with kernels."""
+def micro_costs(families: tuple[str, ...], profile, root: Path = MICROBENCH,
+                keep: Callable[[dict], bool] | None = None) -> list[tuple[dict, Node, object]]:
+    """(row, node, cost) of every error-free microbenchmark row of ``families`` (those ``keep`` accepts, if given)
+    whose op has a node builder and whose node costs to at least one kernel of a main-fit class. A builder of several
+    nodes (an exporter's decomposition the runtime patterns fold) gives the one node left with kernels."""
     out = []
     traffic = traffic_for(profile)
     for r in microbench_rows(families, root):
+        if keep is not None and not keep(r):
+            continue
         build = NODE_BUILDERS.get(r["op"])
         if r["op"] not in FAMILY_OPS.get(r["family"], (r["op"],)):
             continue

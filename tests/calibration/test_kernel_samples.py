@@ -90,11 +90,11 @@ def test_reduction_rows_of_the_h100_are_one_reduce_kernel_each():
     from calibration.fit.kernel_samples import OTHER_GPU_FAMILIES
     from predictor.graph.runtime import WELFORD
 
-    fams, profile, root = [s for s in _micro_sources(FIT_FAMILIES, load_profile("h200")) if s[0] != FIT_FAMILIES][0]
+    fams, profile, root, keep = [s for s in _micro_sources(FIT_FAMILIES, load_profile("h200")) if s[0] != FIT_FAMILIES][0]
     assert fams == OTHER_GPU_FAMILIES["h100"] == ("reduce_shapes", "group_norm_shapes", "loop_kernels",
                                                   "conv_depthwise_taps") \
         and profile.name == "h100" \
-        and root.parts[-2] == "h100"
+        and root.parts[-2] == "h100" and keep is None
     xs = [x for x in micro_costs(fams, profile, root) if x[0]["family"] == "reduce_shapes"]
     assert len(xs) == 504 and all(c.kernels == 1 and n.op_type == "ReduceMean" for _, n, c in xs)
     var = [(r, c) for r, _, c in xs if r["op"] == "var" and r["precision"] == "fp32"
@@ -146,3 +146,21 @@ def test_cumsum_rows_of_the_h100_carry_the_scan_loop_and_its_conv1d_rows_stay_ou
     assert loops['{"rows":32768,"cols":8,"dim":0}'] == (32768, 8, 256, 2 * 32768 * 8 * 4)
     # 131,072 rows of 8: the thread split wraps to 512 threads across a row, one row a block, one chunk of 9 + 2 steps
     assert loops['{"rows":131072,"cols":8,"dim":-1}'] == (11, 131072 * 512, 2048, 2 * 131072 * 8 * 4)
+
+
+def test_host_bound_rows_of_the_h200_are_replaced_by_the_h100_runs_of_the_fixed_timing():
+    """The H200's rows whose replay timed the host's launch (micro_fit.host_bound) leave the fit; the H100's run 21
+    (calibration/data/h100/microbench/run21, the fixed timing) gives the same cases instead, on the H100's profile."""
+    from calibration.fit.fit import _micro_sources
+    from calibration.fit.micro_fit import host_bound, microbench_rows, row_key
+
+    own, _other, retimed = _micro_sources(FIT_FAMILIES, load_profile("h200"))
+    assert own[1].name == "h200" and retimed[1].name == "h100" and retimed[2].parts[-2] == "h100"
+    bound = {row_key(r) for r in microbench_rows(FIT_FAMILIES) if host_bound(r)}
+    assert len(bound) == 605
+    kept = micro_costs(*own)
+    assert len(kept) == 2054 and not any(host_bound(r) for r, _, _ in kept)
+    xs = micro_costs(*retimed)
+    assert len(xs) == 560 and {row_key(r) for r, _, _ in xs} <= bound
+    assert all(r["method"].startswith("graph_x") and not host_bound(r) for r, _, _ in xs)
+

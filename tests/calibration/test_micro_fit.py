@@ -114,3 +114,52 @@ def test_unaligned_weight_matmul_key(a, w, key):
     model = make_model([helper.make_node("MatMul", ["x", "w"], ["z"], name="mm")],
                        [("x", "float32", list(a))], [("z", "float32", None)], {"w": np.ones(w, np.float32)})
     assert hidden_key(load_nodes(model).nodes[0]) == key
+
+
+def _write_rows(path, rows):
+    import csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols = ["op", "family", "precision", "params", "flops", "bytes", "time_s", "p10_s", "p90_s", "n_timed", "method",
+            "n_kernels", "error"]
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r.get(c, "") for c in cols})
+
+
+def _row(op, params, time_s, method="graph_x100", family="gemm", precision="fp16"):
+    return {"op": op, "family": family, "precision": precision, "params": params, "time_s": time_s, "method": method}
+
+
+def test_microbench_rows_keep_the_latest_run_in_numeric_order_and_a_canonical_row_order(tmp_path):
+    """run10 is later than run9 (numbers as numbers); the rows come sorted by family, op, precision, parameters
+    whatever the files' row order, so a fit that reads them does not move with the order they were written in."""
+    from calibration.fit.micro_fit import run_order
+
+    a, b, c = _row("mm", '{"M":2}', "2e-6"), _row("mm", '{"M":1}', "1e-6"), _row("add", '{"n":1}', "3e-6", family="elementwise")
+    _write_rows(tmp_path / "one" / "run9" / "microbench.csv", [a, b, c])
+    _write_rows(tmp_path / "one" / "run10" / "microbench.csv", [_row("mm", '{"M":2}', "5e-6")])
+    _write_rows(tmp_path / "two" / "run9" / "microbench.csv", [c, b, a])
+    _write_rows(tmp_path / "two" / "run10" / "microbench.csv", [_row("mm", '{"M":2}', "5e-6")])
+    one = microbench_rows(("gemm", "elementwise"), tmp_path / "one")
+    two = microbench_rows(("gemm", "elementwise"), tmp_path / "two")
+    assert one == two
+    assert [(r["op"], r["params"], r["time_s"]) for r in one] == \
+        [("add", '{"n":1}', "3e-6"), ("mm", '{"M":1}', "1e-6"), ("mm", '{"M":2}', "5e-6")]
+    from pathlib import Path
+
+    assert sorted(map(Path, ["run10", "run9", ".", "run9_x", "run21"]), key=run_order) == \
+        [Path("."), Path("run9"), Path("run9_x"), Path("run10"), Path("run21")]
+
+
+def test_host_bound_rows_are_short_replays_and_short_event_timings():
+    """A graph replay of K calls under 40 us, or an event-timed call under 80 us, timed the host's launch."""
+    from calibration.fit.micro_fit import host_bound
+
+    assert host_bound(_row("mm", "{}", "5e-6", "graph_x7"))          # 35 us a replay
+    assert not host_bound(_row("mm", "{}", "5e-6", "graph_x8"))      # 40 us
+    assert host_bound(_row("mm", "{}", "6e-5", "events"))
+    assert not host_bound(_row("mm", "{}", "8e-5", "events"))
+    assert not host_bound(_row("mm", "{}", "2e-6", "graph_x100"))    # 200 us: the fixed timing's least
