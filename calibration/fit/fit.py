@@ -389,7 +389,9 @@ class FitSettings:
     # none are built. Tried at 1 on 2026-12-05 (grouped CV 12.6% against 12.4% without: not adopted, README)
     legacy_bounds: float = 0.0  # 1: the bounds of the fit before predictor/timing/params.py (eff_memory up to 3,
     # no floor for GEMM-like classes), for comparison in cross-validation only
-    probe_pairs: float = 0.0  # 1: probe_ceilings also tries eff_compute and eff_memory together (pairs)
+    probe_pairs: float = 1.0  # 1: probe_ceilings also tries eff_compute and eff_memory together (pairs); on since
+    # the eighth 2026-12-07 session (grouped CV 10.33% either way, cv_folds8_1402_probe_pairs.json): it moves 16-bit
+    # softmax to its element rate (eff_compute 0.05) where eff_memory 0.27 had stood for it
     probe_fine: float = 0.0  # 1: probe_ceilings on PROBE_EFFICIENCIES_FINE instead of PROBE_EFFICIENCIES
     h100_weight: float = 0.0  # weight of the H100 training cases' scope samples and whole-network errors (priced on
     # the H100's ERT ceilings, the same parameters): a second memory system that tells a bandwidth-bound kernel from
