@@ -73,3 +73,17 @@ def test_pair_probe_finds_a_joint_move_no_single_move_finds():
     assert np.array_equal(probe_ceilings(theta, lo, hi, 1, cost), theta)
     out = probe_ceilings(theta, lo, hi, 1, cost, pairs=True)
     assert math.exp(out[1]) == pytest.approx(0.015) and math.exp(out[2]) >= 0.6
+
+
+def test_bundled_16bit_softmax_is_priced_at_its_element_rate():
+    """The pair probe (FitSettings.probe_pairs, on) moves the 16-bit softmax class to a compute (element-rate) limit
+    with a higher memory efficiency: the H200 networks' softmax_warp_forward runs ~529 G elements/s at 16 bits, about
+    the fp32 kernel's rate, so its time is not its bytes at a low bandwidth (eff_memory 0.26-0.27 before)."""
+    from calibration.fit.fit import FitSettings
+    from predictor.fitted import bundled_calibration
+    from predictor.machine.profile import load_profile
+
+    assert FitSettings().probe_pairs == 1.0
+    softmax = bundled_calibration(load_profile("h200")).classes["softmax"]
+    for p in ("fp16", "bf16"):
+        assert softmax[p].eff_compute < 0.1 and softmax[p].eff_memory > 0.4
