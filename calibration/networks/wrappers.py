@@ -1099,3 +1099,91 @@ class TableStructureTokens(nn.Module):
             token = step.argmax(dim=1)
             preds.append(step)
         return F.softmax(torch.stack(preds, dim=1), dim=-1, dtype=torch.float32).to(feats.dtype)
+
+
+class _InlineContext:
+    """A stand-in for an autograd Function's context when its forward is called directly (inference: nothing is kept
+    for backward)."""
+
+    def save_for_backward(self, *tensors):
+        pass
+
+
+def _bucket_sort_and_undo(sequence_length, buckets, num_hashes):
+    """Reformer's LSH bucket sort and the permutation that undoes it, as the library computes them, the undo buffer
+    made with empty_like."""
+    from transformers.models.reformer.modeling_reformer import _stable_argsort
+
+    with torch.no_grad():
+        sorted_bucket_idx = _stable_argsort(buckets, dim=-1)
+        indices = torch.arange(sorted_bucket_idx.shape[-1], device=buckets.device).view(1, 1, -1)
+        undo_sorted_bucket_idx = torch.empty_like(sorted_bucket_idx).scatter_(
+            -1, sorted_bucket_idx, indices.expand(sorted_bucket_idx.shape))
+    return sorted_bucket_idx, undo_sorted_bucket_idx
+
+
+class ReversibleLastHidden(nn.Module):
+    """Hugging Face Reformer -> last_hidden_state (forward takes input_ids), its reversible layers run inline: the
+    encoder's _ReversibleFunction.apply calls the Function's own forward with a stand-in context, the computation
+    eager mode runs (the autograd Function exists to recompute activations in backward; the TorchScript exporter cannot
+    trace one whose arguments are a ModuleList and Python lists). The LSH layers' undo-sort buffer is made with
+    empty_like (the library's Tensor.new(*size) of traced sizes was written into the graph as a constant of the export
+    batch's shape; the same values: every element is scattered). The same in eager mode and in the graph."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        for m in model.modules():
+            if hasattr(m, "_get_sorted_bucket_idx_and_undo_sorted_bucket_idx"):
+                m._get_sorted_bucket_idx_and_undo_sorted_bucket_idx = _bucket_sort_and_undo
+        self.model = model
+
+    def forward(self, input_ids):
+        from transformers.models.reformer import modeling_reformer as mr
+
+        function = mr._ReversibleFunction     # apply is torch.autograd.Function's, inherited
+        function.apply = staticmethod(lambda *args: function.forward(_InlineContext(), *args))
+        try:
+            return self.model(input_ids=input_ids).last_hidden_state
+        finally:
+            del function.apply
+
+
+class VideoTextRetrieval(nn.Module):
+    """Hugging Face X-CLIP on a clip of frames and a fixed set of text queries (a buffer of `num_queries` token
+    sequences of `query_len` ids, shared by every clip of the batch, as the model's forward takes them) -> each clip's
+    logits against every query and its video embedding, joined. The text tower runs once a batch on the queries; the
+    prompt generator makes every clip's own text embeddings."""
+
+    def __init__(self, model: nn.Module, num_queries: int = 4, query_len: int = 16):
+        super().__init__()
+        self.model = model
+        vocab_size = model.config.text_config.vocab_size
+        g = torch.Generator().manual_seed(0)
+        ids = torch.randint(1, vocab_size - 1, (num_queries, query_len), generator=g)
+        ids[:, -1] = vocab_size - 1     # each query ends with the end-of-text id (the pooled token)
+        self.register_buffer("query_ids", ids)
+
+    def forward(self, x):
+        out = self.model(input_ids=self.query_ids, pixel_values=x)
+        return torch.cat([out.logits_per_video.flatten(1), out.video_embeds.flatten(1)], dim=1)
+
+
+class GraphBatchNodes(nn.Module):
+    """A torch_geometric node-level GNN on a batch of graphs of `nodes` nodes each (forward takes (batch, nodes,
+    features)) -> every node's output features (batch, nodes, out). Each graph is the same fixed random graph of
+    `in_degree` in-edges a node (sources drawn uniformly, seed 0; a buffer); the batch is their disjoint union, as
+    torch_geometric's DataLoader batches graphs (edge indices offset by nodes per graph)."""
+
+    def __init__(self, model: nn.Module, nodes: int = 2048, in_degree: int = 16):
+        super().__init__()
+        self.model = model
+        g = torch.Generator().manual_seed(0)
+        src = torch.randint(0, nodes, (nodes * in_degree,), generator=g)
+        dst = torch.arange(nodes).repeat_interleave(in_degree)
+        self.register_buffer("edges", torch.stack([src, dst]))
+
+    def forward(self, x):
+        batch, nodes, features = x.shape
+        offsets = (torch.arange(batch, device=x.device) * nodes).view(1, batch, 1)
+        edge_index = (self.edges.unsqueeze(1) + offsets).reshape(2, -1)
+        return self.model(x.reshape(batch * nodes, features), edge_index).reshape(batch, nodes, -1)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
-SPLITS = ("train", "heldout", "excluded")  # excluded: measured, but the graph is not the program that ran
+SPLITS = ("train", "heldout", "excluded", "blind22")  # excluded: measured, but the graph is not the program that ran
 
 
 @dataclass(frozen=True)
@@ -1477,6 +1477,68 @@ def _specs() -> list[NetworkSpec]:
                       "attention over the 256 positions from the previous state, re-projecting the map at every step, "
                       "a GRUCell on the context and the previous token's one-hot, an MLP to 50 structure tokens, "
                       "argmax fed back); -> every step's token probabilities"),
+        # ---- the twenty-second blind set (split blind22): families absent from every other split, chosen for novelty
+        #      and realism only, before any measurement and without any prediction compared with anything; checked on
+        #      a CPU to build, run in eager mode and export (TorchScript, weight-free), that the predictor costs every
+        #      op of each graph at batch 1 and 32 (its coverage only, no time read; Reformer's RandomNormalLike was
+        #      not costed and now is, as a generator kernel) and that its work grows with the batch. Four op mixes
+        #      none of the zoo has, from four domains and three libraries: a graph neural network (torch_geometric's
+        #      GraphSAGE: message passing as a row gather of 16 neighbours a node and a scatter-add mean, the first
+        #      sparse-graph network here); a language model of locality-sensitive-hashing attention and reversible
+        #      layers (Reformer: random rotations drawn every forward, an argmax hash, a sort of 4096 positions into
+        #      buckets, chunked attention over each chunk and the one before, the sort undone by a scatter, local
+        #      chunked attention in the other layers, learned position embeddings); a video-text retrieval model (X-CLIP:
+        #      a CLIP ViT-B/32 over 8 frames with cross-frame communication tokens, a multi-frame integration
+        #      transformer, a video-conditioned prompt generator cross-attending from the text queries to the frames);
+        #      a text-line recognizer (PP-OCRv5's server recognizer: an HGNetV2 backbone at B4 width, of hgnetv2_b0's
+        #      family, with text-line strides on a 48 x 320 line, an SVTR neck of two transformer blocks between
+        #      convolutions on the 1 x 40 column sequence, an 18,385-class CTC head: new are the line shape, the
+        #      neck and the head). Left out before any measurement: GAT (torch_geometric's GATConv traces an If
+        #      node: a graph of unknown shapes), Grounding DINO (its text masks are built by data-dependent loops),
+        #      MRA and YOSO (custom CUDA kernels), FastSpeech 2 (a data-dependent length regulator), Mimi/Moshi
+        #      (EnCodec's and DAC's op mix with a rotary transformer). GraphSAGE, Reformer and X-CLIP run through
+        #      wrappers.GraphBatchNodes, wrappers.ReversibleLastHidden and wrappers.VideoTextRetrieval in eager mode
+        #      and in the graph alike: a fixed random graph of 2,048 nodes and 16 in-edges a node, the batch its
+        #      disjoint union (torch_geometric's batching); Reformer's reversible layers called inline (the autograd
+        #      Function's own forward; the exporter cannot trace one taking modules and lists); 4 fixed text queries of
+        #      16 tokens shared by every clip.
+        S("graphsage_2048n", "gnn", "torch_geometric", "blind22",
+          _pyg("GraphBatchNodes", "GraphSAGE", in_channels=128, hidden_channels=256, num_layers=3, out_channels=64),
+          "sequence", (2048, 128), default=False, arch="graphsage",
+          description="GraphSAGE (torch_geometric.nn.models.GraphSAGE: 3 SAGEConv layers 128 -> 256 -> 256 -> 64, "
+                      "mean aggregation, ReLU between) on graphs of 2,048 nodes with 16 in-edges a node (a fixed random "
+                      "graph, 32,768 edges; a batch is the disjoint union of its graphs): each layer gathers every "
+                      "edge's source row, scatter-adds it into its target, divides by the in-degree and adds a linear "
+                      "of the node's own features; -> every node's 64 output features"),
+        S("reformer_4096", "transformer", "transformers", "blind22",
+          _hfw("ReversibleLastHidden", "ReformerModel", "ReformerConfig", axial_pos_embds=False, num_buckets=128),
+          "tokens", (4096,), vocab_size=320, default=False, arch="reformer",
+          description="Reformer (transformers ReformerModel, ReformerConfig defaults: the character-level model, "
+                      "d=256 in two reversible streams, 12 heads of 64, layers local, LSH, local, LSH, local, LSH, "
+                      "chunks of 64, FFN 512, 1 hash round of 128 buckets (what the library picks for 4096 tokens, "
+                      "set); learned position embeddings of 4096 in place of the default axial ones, whose inference "
+                      "path selects each sample's encodings in a Python loop over the batch that a trace unrolls at "
+                      "the export batch): LSH attention hashes shared query-keys by random rotations (drawn every "
+                      "forward) and an argmax, sorts the 4096 positions by bucket, attends within each chunk and the "
+                      "one before (logsumexp-normalised, self-attention masked), undoes the sort; local layers attend "
+                      "within chunks; seq 4096 -> the last hidden states (both streams, 512)"),
+        S("xclip_b32_8f", "transformer", "transformers", "blind22",
+          _hfw("VideoTextRetrieval", "XCLIPModel", "XCLIPConfig"),
+          "image", (8, 3, 224, 224), default=False, arch="xclip",
+          description="X-CLIP-B/32 (transformers XCLIPModel, XCLIPConfig defaults): a CLIP ViT-B/32 on each of 8 "
+                      "frames at 224x224 (12 layers d=768, quick-GELU) whose layers exchange one message token a frame "
+                      "through cross-frame attention, a 1-layer multi-frame integration transformer (d=512) over the "
+                      "frame embeddings, the CLIP text tower (12 causal layers d=512) on 4 fixed text queries of 16 "
+                      "tokens, a 2-layer video-specific prompt generator (the queries cross-attending to every frame's "
+                      "patch tokens); -> each clip's logits against the queries and its video embedding"),
+        S("ppocrv5_server_rec", "cnn", "transformers", "blind22",
+          _hfw("PixelLastHidden", "PPOCRV5ServerRecForTextRecognition", "PPOCRV5ServerRecConfig"),
+          "image", (3, 48, 320), default=False, arch="svtr_ctc",
+          description="PP-OCRv5's server text recognizer (transformers PPOCRV5ServerRecForTextRecognition, "
+                      "PPOCRV5ServerRecConfig defaults): an HGNetV2 backbone (stages 3/4/6/3 of 256-2048 channels, "
+                      "light blocks, text-line strides) on a 48 x 320 text line, an SVTR neck (convolutions to d=120, "
+                      "2 pre-LN transformer blocks of 8 heads over the 1 x 40 column sequence, convolutions back), a "
+                      "CTC head of 18,385 classes with a softmax; -> every column's class probabilities"),
 
     ]
 
@@ -1512,6 +1574,17 @@ def _esmfold_trunk(num_blocks: int) -> Callable[[], Any]:
         from transformers.models.esm.modeling_esmfold import EsmFoldingTrunk
 
         return _wrap("FoldingTrunkPairs", EsmFoldingTrunk(TrunkConfig(num_blocks=num_blocks, chunk_size=None)))
+
+    return build
+
+
+def _pyg(wrapper: str, model_name: str, **model_kwargs: Any) -> Callable[[], Any]:
+    """A torch_geometric model (torch_geometric.nn.models) built from its arguments, inside the named wrapper of
+    wrappers.py."""
+    def build() -> Any:
+        import torch_geometric.nn.models as pyg
+
+        return _wrap(wrapper, getattr(pyg, model_name)(**model_kwargs))
 
     return build
 

@@ -12,8 +12,8 @@ def test_spec_table_fields():
     for name, spec in zoo.NETWORKS.items():
         assert spec.name == name
         assert spec.split in zoo.SPLITS
-        assert spec.source in ("torchvision", "timm", "transformers", "diffusers", "custom")
-        assert spec.family in ("cnn", "transformer", "segmentation", "rnn", "detection", "mlp")
+        assert spec.source in ("torchvision", "timm", "transformers", "diffusers", "torch_geometric", "custom")
+        assert spec.family in ("cnn", "transformer", "segmentation", "rnn", "detection", "mlp", "gnn")
         assert spec.input_kind in ("image", "tokens", "sequence")
         assert callable(spec.builder)
         if spec.input_kind == "tokens":
@@ -202,3 +202,27 @@ def test_every_spent_blind_network_has_one_committed_export(split):
     paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in nets}
     assert all(p is not None for p in paths.values())
     assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == dynamo
+
+
+BLIND22 = sorted(["graphsage_2048n", "reformer_4096", "xclip_b32_8f", "ppocrv5_server_rec"])
+
+
+def test_the_twenty_second_blind_set_is_its_own_split_of_new_families():
+    """Chosen before any measurement: 4 families apart from every other network; not read by any fit."""
+    from calibration.fit.fit import training_cases  # noqa: F401 (the fit's split filter: train only)
+
+    assert "blind22" in zoo.SPLITS and sorted(zoo.names("blind22", include_extra=True)) == BLIND22
+    assert sorted(zoo.parse_names("blind22")) == BLIND22
+    assert not set(BLIND22) & set(zoo.names())
+    fams = {zoo.NETWORKS[n].arch_family for n in BLIND22}
+    others = {s.arch_family for s in zoo.NETWORKS.values() if s.name not in BLIND22}
+    assert len(fams) == 4 and not fams & others
+
+
+def test_every_blind22_network_has_a_committed_export():
+    """TorchScript, all four."""
+    from calibration.fit.dataset import onnx_export
+
+    paths = {n: onnx_export(n, ("torchscript", "dynamo")) for n in BLIND22}
+    assert all(p is not None for p in paths.values())
+    assert {n for n, p in paths.items() if p.name.endswith(".dynamo.onnx")} == set()

@@ -14,6 +14,10 @@ ConstantOfShape is a fill kernel (``torch.full``): 1 kernel writing the output; 
 read on the host (0 bytes read). Exception: a 1-D integer ConstantOfShape of a known shape is part of
 the exporter's shape arithmetic (torchscript's ``expand`` pattern: ConstantOfShape -> Mul -> Equal ->
 Where on a shape vector), which PyTorch does on Python ints: free.
+
+RandomNormal, RandomUniform and their -Like forms are generator kernels (``torch.randn``/``torch.rand``): 1 kernel
+writing the output, nothing read on the device; the Philox rounds and the Box-Muller transform are integer and
+special-function work that is not counted as FLOPs.
 """
 from __future__ import annotations
 
@@ -40,4 +44,11 @@ def constant_of_shape(ctx: OpContext) -> OpWork:
     out = ctx.output(0)
     if out.dtype not in FLOAT_DTYPES and out.shape is not None and len(out.shape) <= 1 and host_constant(ctx):
         return ctx.free_view()
+    return replace(ctx.work(bytes_read=0), input_bytes=frozen_map())
+
+
+@register("RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", cls="copy")
+def random_fill(ctx: OpContext) -> OpWork:
+    """A generator kernel: 0 FLOPs, writes the output once, reads nothing on the device (a -Like op's input gives
+    only the shape and dtype)."""
     return replace(ctx.work(bytes_read=0), input_bytes=frozen_map())

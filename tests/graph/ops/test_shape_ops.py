@@ -72,3 +72,27 @@ def test_constant_of_shape_int_2d_is_a_kernel():
     # BERT's token_type_ids = torch.zeros(input_shape, dtype=long)
     work = _constant_of_shape((1, 128), "int64")
     assert work.kernels == 1 and work.bytes_written == 128 * 8
+
+
+def test_random_normal_like_is_a_generator_kernel():
+    # Reformer's LSH rotations: torch.randn(shape) -> RandomNormalLike of an activation's shape
+    from onnx import helper
+
+    from predictor.graph.cost import node_work
+    from predictor.graph.loader import load_model_proto
+    from predictor.precision import policy
+    from tests.helpers import make_model
+
+    model = make_model([helper.make_node("RandomNormalLike", ["x"], ["y"])], [("x", "float32", (12, 64, 1, 64))],
+                       [("y", "float32", None)])
+    work = node_work(load_model_proto(model).nodes[-1], policy("fp32"))
+    assert work.kernels == 1 and dict(work.flops) == {}
+    assert work.bytes_read == 0 and work.bytes_written == 12 * 64 * 64 * 4
+    assert dict(work.input_bytes) == {}
+
+
+def test_random_uniform_is_a_generator_kernel():
+    from onnx import TensorProto
+
+    work = one_node("RandomUniform", [], [("y", "float32", None)], attrs=dict(shape=[4, 8], dtype=TensorProto.FLOAT)).work
+    assert work.kernels == 1 and work.bytes_written == 4 * 8 * 4 and work.bytes_read == 0
