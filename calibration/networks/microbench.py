@@ -1434,6 +1434,41 @@ def _conv_transpose_dw_cases(p: str) -> Iterator[OpCase]:
                      flops, nbytes, setup)
 
 
+# run 22: thread-loop resizes (PyTorch's upsample_bilinear2d / upsample_bicubic2d_out_frame: a thread per output pixel
+# looping over the N x C planes). The network tables put a bicubic plane at 0.6-4.7 us (YOLOS-S's same-size position-
+# embedding resizes: 384 planes of 32 x 54 in 221 us, 4224 in 8.2 ms on the H200), what sets the spread unknown: planes,
+# output pixels (threads), input plane size and scale drawn over networks' ranges. (mode, N, C, Hin, Win, Ho, Wo), drawn
+# once from a fixed seed, YOLOS-S's two first.
+def _draw_resize_loop(r) -> tuple | None:
+    mode = r.choice(("bicubic", "bicubic", "bilinear"))
+    n = r.choice((1, 1, 4, 11, 32))
+    c = r.choice((16, 64, 192, 384, 768, 1024))
+    ho, wo = r.choice((7, 14, 24, 32, 48, 64, 128, 256)), r.choice((7, 14, 32, 54, 64, 128, 256))
+    scale = r.choice((0.5, 1.0, 1.0, 2.0, 4.0))
+    hi, wi = max(2, round(ho / scale)), max(2, round(wo / scale))
+    loop = n * c * (16 if mode == "bicubic" else 1)
+    return (mode, n, c, hi, wi, ho, wo) if 1e3 <= loop * max(1.0, ho * wo / 65536) <= 2e5 and n * c * ho * wo <= 2e8 else None
+
+
+RESIZE_LOOP_SHAPES = (("bicubic", 1, 384, 32, 54, 32, 54), ("bicubic", 11, 384, 32, 54, 32, 54)) + _seeded(
+    23, 46, _draw_resize_loop)
+
+
+def _resize_loop_cases(p: str) -> Iterator[OpCase]:
+    elt = ELT_BYTES[p]
+    for mode, n, c, hi, wi, ho, wo in RESIZE_LOOP_SHAPES:
+        out = n * c * ho * wo
+        taps = 16 if mode == "bicubic" else 4
+
+        def setup(n=n, c=c, hi=hi, wi=wi, ho=ho, wo=wo, mode=mode):
+            import torch.nn.functional as F
+
+            x = _rand((n, c, hi, wi), p)
+            return lambda: F.interpolate(x, size=(ho, wo), mode=mode, align_corners=False)
+        yield OpCase(f"resize_{mode}", "resize_loop", p, {"N": n, "C": c, "H": hi, "W": wi, "Ho": ho, "Wo": wo},
+                     float(2 * taps * out), float(elt * (n * c * hi * wi + out)), setup)
+
+
 FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "gemm": _gemm_cases, "bmm": _bmm_cases, "conv_resnet50": _conv_resnet50_cases,
     "conv_depthwise": _conv_depthwise_cases, "conv_grouped": _conv_grouped_cases,
@@ -1455,6 +1490,7 @@ FAMILIES: dict[str, Callable[[str], Iterator[OpCase]]] = {
     "conv_depthwise_taps": _conv_depthwise_taps_cases, "softmax_axis": _softmax_axis_cases,
     "gather_rows": _gather_rows_cases, "transpose_broad": _transpose_broad_cases,
     "linear_small": _linear_small_cases, "conv_transpose_dw": _conv_transpose_dw_cases,
+    "resize_loop": _resize_loop_cases,
 }
 
 
