@@ -78,6 +78,13 @@ class ControlFlow:
     # loop-carried / scan state of a body run more than once: initial tensor -> the body's next-state output
     # (the body reads the initial value in every iteration; a training step's backward chains them, train/loops.py)
     carried: Mapping[str, str] = field(default_factory=frozen_map)
+    # If whose condition was data when inlined -> its condition tensor (read by a free probe node, CONDITION_PROBE):
+    # the loader inlines again where loading the inlined graph folded it (a condition on another If's outputs)
+    conditions: Mapping[str, str] = field(default_factory=frozen_map)
+
+
+# the free Identity that keeps a data condition's tensor read in the inlined graph, so that its loading folds it
+CONDITION_PROBE = "/condition"
 
 
 def has_control_flow(model: onnx.ModelProto) -> bool:
@@ -105,6 +112,7 @@ class _Inliner:
         self.repeats: dict[str, int] = {}
         self.branch_of: dict[str, tuple] = {}
         self.undecided: list[str] = []
+        self.conditions: dict[str, str] = {}
         self.not_costed: dict[str, int] = {}
         self.notes: list[str] = []
         self.loops: set[str] = set()
@@ -235,12 +243,15 @@ class _Inliner:
         if cond is not None:
             takes = ["then" if bool(cond) else "else"]
             self.notes.append(f"If '{name}': condition is known ({bool(cond)}): costed the {takes[0]} branch")
-        elif mode == "max":
-            self.undecided.append(name)
-            takes = ["then", "else"]
         else:
-            takes = [mode]
-            self.notes.append(f"If '{name}': condition is data: costed the {mode} branch (--branch {mode})")
+            self.conditions[name] = ins[0]
+            self._identity(ins[0], name + CONDITION_PROBE, repeat, tags)
+            if mode == "max":
+                self.undecided.append(name)
+                takes = ["then", "else"]
+            else:
+                takes = [mode]
+                self.notes.append(f"If '{name}': condition is data: costed the {mode} branch (--branch {mode})")
         for take in takes:
             inner = self.body(graphs[f"{take}_branch"], f"{name}/{take}/", {}, scope, repeat, tags + ((name, take),))
             if take == takes[0]:
@@ -381,7 +392,7 @@ def inline(model: onnx.ModelProto, known: Mapping[str, tuple], shapes: Mapping[s
     g.initializer.extend(inl.inits)
     cf = ControlFlow(repeats=frozen_map(inl.repeats), branch_of=frozen_map(inl.branch_of),
                      undecided=tuple(inl.undecided), not_costed=frozen_map(inl.not_costed), notes=tuple(inl.notes),
-                     carried=frozen_map(inl.carried))
+                     carried=frozen_map(inl.carried), conditions=frozen_map(inl.conditions))
     return out, cf
 
 

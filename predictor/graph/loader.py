@@ -39,6 +39,9 @@ from .scopes import node_scope, scope_of_head
 MAX_CONST_ELEMS = shape_fns.MAX_FOLD_ELEMS  # tensors up to this size are tracked by value (shapes, axes, masks)
 MAX_DIM = 2**40  # a dimension above this is rejected as absurd
 MAX_INFER_ROUNDS = 4
+# inlinings of a model's If/Loop/Scan bodies at most: again while a condition left to data folds once the bodies
+# before it are inlined (an If on another If's outputs: one more round per level of such nesting)
+MAX_CONTROL_ROUNDS = 4
 
 
 @frozen_dataclass
@@ -375,14 +378,19 @@ def _load_control_flow(model: onnx.ModelProto, batch, shapes, path: str) -> Grap
     pristine, _ = _upgrade_old_opset(pristine, opset_of(pristine))
     known: dict[str, tuple] = {}
     tensor_shapes: dict[str, tuple] = {}
-    for n in first.nodes:
-        known.update(n.const_inputs)
-        for t in (*n.inputs, *n.outputs):
-            if t is not None and t.shape is not None:
-                tensor_shapes[t.name] = t.shape
+    _note_values(first, known, tensor_shapes)
     try:
-        inlined, cf = control_flow.inline(pristine, known, tensor_shapes, first.opset)
-        g = _load(inlined, batch, shapes, path)
+        for _ in range(MAX_CONTROL_ROUNDS):
+            inlined, cf = control_flow.inline(pristine, known, tensor_shapes, first.opset)
+            g = _load(inlined, batch, shapes, path)
+            if not cf.conditions:
+                break
+            _note_values(g, known, tensor_shapes)
+            if not any(c in known for c in cf.conditions.values()):
+                break   # no data condition folded once the bodies were inlined: this inlining stands
+        probes = {name + control_flow.CONDITION_PROBE for name in cf.conditions}
+        if probes:      # their work done: the probes leave the graph
+            g = replace(g, nodes=tuple(n for n in g.nodes if n.outputs[0].name not in probes))
     except PredictorError:
         raise
     except Exception as e:  # a body we cannot inline: the control nodes stay, reported as not costed
@@ -390,6 +398,15 @@ def _load_control_flow(model: onnx.ModelProto, batch, shapes, path: str) -> Grap
                                       notes=(f"control-flow bodies not inlined: {_one_line(e)}",))
         return replace(first, control=cf)
     return replace(g, control=cf, notes=tuple(dict.fromkeys(first.notes + g.notes)))
+
+
+def _note_values(g: Graph, known: dict[str, tuple], tensor_shapes: dict[str, tuple]) -> None:
+    """Add the small values and the shapes a load folded to ``known`` and ``tensor_shapes``."""
+    for n in g.nodes:
+        known.update(n.const_inputs)
+        for t in (*n.inputs, *n.outputs):
+            if t is not None and t.shape is not None:
+                tensor_shapes[t.name] = t.shape
 
 
 def _upgrade_old_opset(model: onnx.ModelProto, opset: int) -> tuple[onnx.ModelProto, tuple[str, ...]]:

@@ -199,3 +199,39 @@ def test_no_shape_stop_note_at_a_control_node():
     pred = _predict(model)
     assert not pred.unsupported and _flops(pred, "Relu") == 32
     assert not [n for n in pred.notes if n.startswith("shapes stay unknown")]
+
+
+def _rank_if(name: str, src: str, out: str, cond_nodes: list, cond: str) -> list:
+    """``out`` = src (else) or src flattened (then), on ``cond``; the node list computing the condition first."""
+    then_g = helper.make_graph([helper.make_node("Reshape", [src, "flat"], [name + "_t"])], name + "_then", [],
+                               [_vi(name + "_t", shape=None)])
+    else_g = helper.make_graph([helper.make_node("Identity", [src], [name + "_e"])], name + "_else", [],
+                               [_vi(name + "_e", shape=None)])
+    return cond_nodes + [helper.make_node("If", [cond], [out], name=name, then_branch=then_g, else_branch=else_g)]
+
+
+def _rank_is_zero(src: str, cond: str) -> list:
+    return [helper.make_node("Shape", [src], [cond + "_shape"]), helper.make_node("Size", [cond + "_shape"],
+                                                                                   [cond + "_rank"]),
+            helper.make_node("Equal", [cond + "_rank", "zero"], [cond])]
+
+
+def test_condition_on_another_ifs_output_folds_once_that_if_is_inlined():
+    # torch_geometric's traced scatter: an If on the rank of another If's output (a data condition until the first
+    # If is inlined, a shape fact after): it takes its else branch, so the Add sees x's shape, not a flattened one
+    nodes = (_rank_if("first", "x", "a", _rank_is_zero("x", "c1"), "c1")
+             + _rank_if("second", "a", "b", _rank_is_zero("a", "c2"), "c2")
+             + [helper.make_node("Add", ["b", "x"], ["y"])])
+    model = make_model(nodes, [X], [("y", "float32", None)],
+                       initializers={"flat": np.array([-1], np.int64), "zero": np.array(0, np.int64)})
+    g = load_model_proto(model)
+    assert next(n for n in g.nodes if n.op_type == "Add").outputs[0].shape == (4, 8)
+    assert "If 'second': condition is known (False): costed the else branch" in g.control.notes
+    assert not g.control.conditions and not any(n.name.endswith(control_flow.CONDITION_PROBE + "/wire")
+                                                for n in g.nodes)
+
+
+def test_a_data_condition_leaves_no_probe_in_the_graph():
+    g = load_model_proto(_if_model([], extra_inputs=[("cond", "bool", [])]))
+    assert dict(g.control.conditions) == {"branchy": "cond"}
+    assert not any(n.outputs[0].name == "branchy" + control_flow.CONDITION_PROBE for n in g.nodes)
