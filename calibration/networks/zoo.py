@@ -1494,7 +1494,8 @@ def _specs() -> list[NetworkSpec]:
         #      family, with text-line strides on a 48 x 320 line, an SVTR neck of two transformer blocks between
         #      convolutions on the 1 x 40 column sequence, an 18,385-class CTC head: new are the line shape, the
         #      neck and the head). Left out before any measurement: GAT (torch_geometric's GATConv traces an If
-        #      node: a graph of unknown shapes), Grounding DINO (its text masks are built by data-dependent loops),
+        #      on another If's output, whose then branch the loader took: unknown shapes; costed since, by a second
+        #      inlining), Grounding DINO (its text masks are built by data-dependent loops),
         #      MRA and YOSO (custom CUDA kernels), FastSpeech 2 (a data-dependent length regulator), Mimi/Moshi
         #      (EnCodec's and DAC's op mix with a rotary transformer). GraphSAGE, Reformer and X-CLIP run through
         #      wrappers.GraphBatchNodes, wrappers.ReversibleLastHidden and wrappers.VideoTextRetrieval in eager mode
