@@ -1447,7 +1447,8 @@ def _draw_resize_loop(r) -> tuple | None:
     scale = r.choice((0.5, 1.0, 1.0, 2.0, 4.0))
     hi, wi = max(2, round(ho / scale)), max(2, round(wo / scale))
     loop = n * c * (16 if mode == "bicubic" else 1)
-    return (mode, n, c, hi, wi, ho, wo) if 1e3 <= loop * max(1.0, ho * wo / 65536) <= 2e5 and n * c * ho * wo <= 2e8 else None
+    steps = loop * max(1.0, ho * wo / 65536)
+    return (mode, n, c, hi, wi, ho, wo) if 1e3 <= steps <= 2e5 and n * c * ho * wo <= 2e8 else None
 
 
 RESIZE_LOOP_SHAPES = (("bicubic", 1, 384, 32, 54, 32, 54), ("bicubic", 11, 384, 32, 54, 32, 54)) + _seeded(

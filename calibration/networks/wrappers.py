@@ -968,6 +968,15 @@ def _no_attention_mask(module_name: str) -> None:
     mod.create_bidirectional_mask = create_bidirectional_mask
 
 
+def text_queries(num_queries: int, query_len: int, vocab_size: int):
+    """A fixed set of CLIP-style text queries: random ids (seed 0), each ending with the end-of-text id (the highest,
+    the token CLIP's text tower pools)."""
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(1, vocab_size - 1, (num_queries, query_len), generator=g)
+    ids[:, -1] = vocab_size - 1
+    return ids
+
+
 class OpenVocabularyDetections(nn.Module):
     """Hugging Face open-vocabulary detector (OWLv2) on an image and a fixed set of text queries (a buffer of
     `num_queries` token sequences of `query_len` ids, the same for every image, as a user's query list is) -> every
@@ -980,10 +989,7 @@ class OpenVocabularyDetections(nn.Module):
         for m in model.modules():
             m._non_persistent_buffers_set.clear()
         self.model = model
-        g = torch.Generator().manual_seed(0)
-        ids = torch.randint(1, vocab_size - 1, (num_queries, query_len), generator=g)
-        ids[:, -1] = vocab_size - 1     # each query ends with the end-of-text id (the pooled token)
-        self.register_buffer("query_ids", ids)
+        self.register_buffer("query_ids", text_queries(num_queries, query_len, vocab_size))
 
     def forward(self, x):
         ids = self.query_ids.repeat(x.shape[0], 1)
@@ -1157,11 +1163,7 @@ class VideoTextRetrieval(nn.Module):
     def __init__(self, model: nn.Module, num_queries: int = 4, query_len: int = 16):
         super().__init__()
         self.model = model
-        vocab_size = model.config.text_config.vocab_size
-        g = torch.Generator().manual_seed(0)
-        ids = torch.randint(1, vocab_size - 1, (num_queries, query_len), generator=g)
-        ids[:, -1] = vocab_size - 1     # each query ends with the end-of-text id (the pooled token)
-        self.register_buffer("query_ids", ids)
+        self.register_buffer("query_ids", text_queries(num_queries, query_len, model.config.text_config.vocab_size))
 
     def forward(self, x):
         out = self.model(input_ids=self.query_ids, pixel_values=x)

@@ -44,11 +44,16 @@ def constant_of_shape(ctx: OpContext) -> OpWork:
     out = ctx.output(0)
     if out.dtype not in FLOAT_DTYPES and out.shape is not None and len(out.shape) <= 1 and host_constant(ctx):
         return ctx.free_view()
-    return replace(ctx.work(bytes_read=0), input_bytes=frozen_map())
+    return _fill(ctx)
 
 
 @register("RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", cls="copy")
 def random_fill(ctx: OpContext) -> OpWork:
     """A generator kernel: 0 FLOPs, writes the output once, reads nothing on the device (a -Like op's input gives
     only the shape and dtype)."""
+    return _fill(ctx)
+
+
+def _fill(ctx: OpContext) -> OpWork:
+    """One kernel writing the output, reading nothing on the device (a fill or a generator)."""
     return replace(ctx.work(bytes_read=0), input_bytes=frozen_map())

@@ -36,14 +36,19 @@ def _constant_of_shape(x_shape, out_type):
     """ConstantOfShape(Shape(x)): the fill's shape is shape arithmetic on an activation (a graph input)."""
     from onnx import TensorProto, helper
 
+    elem = TensorProto.INT64 if out_type == "int64" else TensorProto.FLOAT
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("ConstantOfShape", ["s"], ["y"], value=helper.make_tensor("v", elem, (1,), [0]))]
+    return _last_node_work(nodes, x_shape, out_type)
+
+
+def _last_node_work(nodes, x_shape, out_type):
+    """The work of the last of ``nodes`` on a graph input x of ``x_shape`` (fp32)."""
     from predictor.graph.cost import node_work
     from predictor.graph.loader import load_model_proto
     from predictor.precision import policy
     from tests.helpers import make_model
 
-    elem = TensorProto.INT64 if out_type == "int64" else TensorProto.FLOAT
-    nodes = [helper.make_node("Shape", ["x"], ["s"]),
-             helper.make_node("ConstantOfShape", ["s"], ["y"], value=helper.make_tensor("v", elem, (1,), [0]))]
     model = make_model(nodes, [("x", "float32", x_shape)], [("y", out_type, None)])
     return node_work(load_model_proto(model).nodes[-1], policy("fp32"))
 
@@ -78,14 +83,7 @@ def test_random_normal_like_is_a_generator_kernel():
     # Reformer's LSH rotations: torch.randn(shape) -> RandomNormalLike of an activation's shape
     from onnx import helper
 
-    from predictor.graph.cost import node_work
-    from predictor.graph.loader import load_model_proto
-    from predictor.precision import policy
-    from tests.helpers import make_model
-
-    model = make_model([helper.make_node("RandomNormalLike", ["x"], ["y"])], [("x", "float32", (12, 64, 1, 64))],
-                       [("y", "float32", None)])
-    work = node_work(load_model_proto(model).nodes[-1], policy("fp32"))
+    work = _last_node_work([helper.make_node("RandomNormalLike", ["x"], ["y"])], (12, 64, 1, 64), "float32")
     assert work.kernels == 1 and dict(work.flops) == {}
     assert work.bytes_read == 0 and work.bytes_written == 12 * 64 * 64 * 4
     assert dict(work.input_bytes) == {}
@@ -94,5 +92,6 @@ def test_random_normal_like_is_a_generator_kernel():
 def test_random_uniform_is_a_generator_kernel():
     from onnx import TensorProto
 
-    work = one_node("RandomUniform", [], [("y", "float32", None)], attrs=dict(shape=[4, 8], dtype=TensorProto.FLOAT)).work
+    work = one_node("RandomUniform", [], [("y", "float32", None)],
+                    attrs=dict(shape=[4, 8], dtype=TensorProto.FLOAT)).work
     assert work.kernels == 1 and work.bytes_written == 4 * 8 * 4 and work.bytes_read == 0
